@@ -1,0 +1,95 @@
+# bcachefs userspace tools (on-disk format of May 2018, superblock version 9)
+#
+#   make            build ./bcachefs (and mkfs.bcachefs, fsck.bcachefs links)
+#   make deps       install the Debian packages the build and tests need
+#   make demo       deps + build + format, show-super, list and fsck a demo image
+#   make check      every test (unit, command, golden), then the same under ASan/UBSan
+#   make check-fast the tests once, without the sanitizer build
+#   make check-asan the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmarks (bench/)
+#   make install    PREFIX=/usr/local DESTDIR=
+
+CC	?= gcc
+PREFIX	?= /usr/local
+DESTDIR	?=
+BUILD	?= build
+OPT	?= -O2 -g
+
+PKGS	:= blkid uuid libsodium liblz4 libzstd zlib fuse3
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+CFLAGS	+= $(OPT) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter \
+	   -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Ilibbcachefs -I. $(PKG_CFLAGS) $(SAN)
+LDLIBS	+= $(PKG_LIBS) -lblkid -luuid -lsodium -llz4 -lzstd -lz -lscrypt -lkeyutils -lpthread $(SAN)
+LDFLAGS	+= $(SAN)
+
+LIB_SRCS := $(sort $(wildcard libbcachefs/*.c libbcachefs/*/*.c))
+CMD_SRCS := bcachefs.c $(sort $(wildcard cmd_*.c))
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS := $(CMD_SRCS:%.c=$(BUILD)/%.o)
+UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
+
+BIN	:= $(BUILD)/bcachefs
+
+.PHONY: all deps demo check check-fast check-asan unit bench install clean
+all: bcachefs mkfs.bcachefs fsck.bcachefs
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libbcachefs.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BIN): $(CMD_OBJS) $(BUILD)/libbcachefs.a
+	$(CC) $(LDFLAGS) -o $@ $(CMD_OBJS) $(BUILD)/libbcachefs.a $(LDLIBS)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS) -lcmocka
+
+bcachefs: $(BIN)
+	cp $(BIN) $@
+mkfs.bcachefs fsck.bcachefs: bcachefs
+	ln -sf bcachefs $@
+
+unit: $(UNIT_BINS)
+
+deps:
+	@sh tests/deps.sh
+
+demo: deps all
+	@sh tests/demo.sh
+
+# The tests: unit tests, command tests and golden-image tests, with a
+# closing line "N passed, N failed". check = normal build, then ASan/UBSan.
+check-fast: all unit
+	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
+
+check-asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
+		TEST_QUICK=1 sh tests/run.sh
+
+check: check-fast check-asan
+
+bench: all
+	@sh bench/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 0755 bcachefs $(DESTDIR)$(PREFIX)/sbin/bcachefs
+	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/mkfs.bcachefs
+	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/fsck.bcachefs
+	install -m 0644 man/bcachefs.8 $(DESTDIR)$(PREFIX)/share/man/man8/bcachefs.8
+
+clean:
+	rm -rf build build-asan bcachefs mkfs.bcachefs fsck.bcachefs
+
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The commands. Each cmd_*.c defines the function and its usage text;
+ * bcachefs.c holds the table that names them. Commands are thin: they
+ * parse options, call the core (libbcachefs/) and print.
+ */
+#ifndef BCH_CMDS_H
+#define BCH_CMDS_H
+
+#include <stdbool.h>
+#include <stdnoreturn.h>
+
+#define BCH_COMMANDS()							\
+	x(format,		"format",		"Format one or more devices with a new filesystem") \
+	x(show_super,		"show-super",		"Print the superblock of a device")	\
+	x(fsck,			"fsck",			"Check a filesystem, and repair it")	\
+	x(list,			"list",			"List the keys of a btree")		\
+	x(list_journal,		"list_journal",		"List the entries and keys of the journal") \
+	x(dump,			"dump",			"Dump filesystem metadata to qcow2 images") \
+	x(unlock,		"unlock",		"Put the key of an encrypted filesystem in the keyring") \
+	x(set_passphrase,	"set-passphrase",	"Change the passphrase of an encrypted filesystem") \
+	x(remove_passphrase,	"remove-passphrase",	"Store the master key unencrypted")	\
+	x(mount,		"mount",		"Mount a filesystem with FUSE")		\
+	x(extract,		"extract",		"Copy files out of an unmounted filesystem") \
+	x(fs_usage,		"fs usage",		"Show space usage of a mounted filesystem") \
+	x(device_add,		"device add",		"Add a device to a mounted filesystem")	\
+	x(device_remove,	"device remove",	"Remove a device from a mounted filesystem") \
+	x(device_online,	"device online",	"Re-attach a member device")		\
+	x(device_offline,	"device offline",	"Detach a member device")		\
+	x(device_evacuate,	"device evacuate",	"Move all data off a device")		\
+	x(device_set_state,	"device set-state",	"Set the state of a member device")	\
+	x(device_resize,	"device resize",	"Grow a member device")			\
+	x(data_rereplicate,	"data rereplicate",	"Write missing replicas of degraded data") \
+	x(data_migrate,		"data migrate",		"Move data to other devices")		\
+	x(version,		"version",		"Print the version of this tool")
+
+#define x(fn, name, summary)					\
+	int cmd_##fn(int argc, char *argv[]);			\
+	extern const char cmd_##fn##_usage[];
+BCH_COMMANDS()
+#undef x
+
+/* Print @usage on stdout and exit 0 (for -h/--help). */
+noreturn void cmd_help(const char *usage);
+/* Print "bcachefs <cmd>: <msg>" on stderr, then a hint, and exit 16 (usage error). */
+noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Print "bcachefs: <msg>" on stderr and exit with @code. */
+noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Exit codes shared by commands (fsck uses the fsck(8) set). */
+enum {
+	EXIT_OK		= 0,
+	EXIT_FAIL	= 1,
+	EXIT_USAGE	= 16,
+};
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small utilities shared by the core and the commands: one text builder
+ * (printbuf) used for both human and JSON output, size parsing/printing,
+ * and allocation helpers that never return NULL.
+ */
+#ifndef BCH_UTIL_H
+#define BCH_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define min_t(t, a, b)		((t)(a) < (t)(b) ? (t)(a) : (t)(b))
+#define max_t(t, a, b)		((t)(a) > (t)(b) ? (t)(a) : (t)(b))
+#define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define round_up(n, a)		(DIV_ROUND_UP(n, a) * (a))
+#define is_power_of_2(n)	((n) != 0 && (((n) & ((n) - 1)) == 0))
+#define likely(x)		__builtin_expect(!!(x), 1)
+#define unlikely(x)		__builtin_expect(!!(x), 0)
+#define __printf(a, b)		__attribute__((format(printf, a, b)))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t nmemb, size_t n);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* ---- printbuf: a growable string ---- */
+struct printbuf {
+	char	*buf;
+	size_t	size;		/* allocated */
+	size_t	pos;		/* bytes used, excluding the NUL */
+};
+
+#define PRINTBUF ((struct printbuf) { NULL, 0, 0 })
+
+__printf(2, 3) void pr_buf(struct printbuf *out, const char *fmt, ...);
+void pr_vbuf(struct printbuf *out, const char *fmt, va_list args);
+void pr_str(struct printbuf *out, const char *s);
+void pr_bytes(struct printbuf *out, const void *p, size_t len);
+void pr_char(struct printbuf *out, char c);
+/* Pad with spaces until the current line is at least @col characters long. */
+void pr_pad_to(struct printbuf *out, size_t col);
+void pr_uuid(struct printbuf *out, const uint8_t uuid[16]);
+/* Human-readable size of @sectors 512-byte sectors ("64.0K", "1.0G", "512"). */
+void pr_human_sectors(struct printbuf *out, int64_t sectors);
+void pr_hex(struct printbuf *out, const void *p, size_t len);
+const char *printbuf_str(struct printbuf *out);	/* never NULL */
+void printbuf_reset(struct printbuf *out);
+void printbuf_exit(struct printbuf *out);
+
+/* ---- JSON writer on top of a printbuf ---- */
+struct json {
+	struct printbuf	*out;
+	unsigned	depth;
+	bool		need_comma[64];
+	bool		pretty;
+};
+
+void json_init(struct json *j, struct printbuf *out, bool pretty);
+void json_obj_begin(struct json *j, const char *key);	/* key NULL in arrays / top */
+void json_obj_end(struct json *j);
+void json_arr_begin(struct json *j, const char *key);
+void json_arr_end(struct json *j);
+void json_str(struct json *j, const char *key, const char *val);
+void json_strn(struct json *j, const char *key, const char *val, size_t len);
+void json_u64(struct json *j, const char *key, uint64_t val);
+void json_s64(struct json *j, const char *key, int64_t val);
+void json_bool(struct json *j, const char *key, bool val);
+void json_uuid(struct json *j, const char *key, const uint8_t uuid[16]);
+/* JSON string escaping of arbitrary bytes (non-UTF-8 bytes become \u00XX). */
+void pr_json_string(struct printbuf *out, const char *s, size_t len);
+
+/* ---- sizes ---- */
+/*
+ * Parse "<digits>[kmgtpezy]" (powers of 1024, case-insensitive) into bytes.
+ * Returns 0 or -EINVAL (syntax) / -ERANGE (overflow).
+ */
+int parse_size(const char *s, uint64_t *bytes);
+int parse_u64(const char *s, uint64_t *v);	/* plain decimal, no sign */
+
+bool uuid_is_zero(const uint8_t uuid[16]);
+
+#endif

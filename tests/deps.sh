@@ -1,0 +1,15 @@
+#!/bin/sh
+# Install the Debian packages the build and the tests need, when missing.
+set -e
+PKGS="build-essential pkg-config libblkid-dev uuid-dev libscrypt-dev libsodium-dev
+liblz4-dev libzstd-dev zlib1g-dev libkeyutils-dev libcmocka-dev libfuse3-dev
+fuse3 zstd keyutils e2fsprogs util-linux"
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing"
+SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing
