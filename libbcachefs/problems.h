@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The problem table: every inconsistency fsck (and every read of a
+ * filesystem) can find, declared once. Each has a stable numeric id that
+ * never changes (scripts and --json output rely on it), a message, and
+ * flags: PREEN = safe to fix under -p/-a; FIXABLE = a repair exists.
+ *
+ * Every check calls fsck_fix(c, PROBLEM, fmt, ...) and nothing else
+ * decides whether to fix, ask or only report.
+ */
+#ifndef BCH_PROBLEMS_H
+#define BCH_PROBLEMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bch_fs;
+
+#define PROB_FIXABLE	(1U << 0)	/* a repair exists */
+#define PROB_PREEN	(1U << 1)	/* safe to fix without asking (-p) */
+
+/*	name				id	flags				summary */
+#define BCH_PROBLEMS()							\
+	/* superblock and members: 1xx */				\
+	x(sb_primary_bad,		101,	PROB_FIXABLE|PROB_PREEN,	"primary superblock is bad; a backup was used") \
+	x(sb_backup_bad,		102,	PROB_FIXABLE|PROB_PREEN,	"a backup superblock is bad or differs") \
+	x(sb_field_invalid,		103,	0,				"superblock field is invalid") \
+	x(sb_member_missing,		104,	0,				"member device is missing") \
+	x(sb_not_initialized,		105,	PROB_FIXABLE|PROB_PREEN,	"filesystem was never initialized") \
+	/* journal: 2xx */						\
+	x(journal_entry_bad_csum,	201,	PROB_FIXABLE|PROB_PREEN,	"journal entry has a bad checksum") \
+	x(journal_entry_invalid,	202,	PROB_FIXABLE|PROB_PREEN,	"journal entry is invalid") \
+	x(journal_entries_missing,	203,	PROB_FIXABLE,			"journal entries are missing") \
+	x(journal_empty,		204,	0,				"no valid journal entry") \
+	x(journal_key_invalid,		205,	PROB_FIXABLE|PROB_PREEN,	"journal key is invalid") \
+	/* btree nodes and topology: 3xx */				\
+	x(btree_node_unreadable,	301,	PROB_FIXABLE,			"btree node cannot be read from any copy") \
+	x(btree_node_bad_magic,		302,	PROB_FIXABLE,			"btree node has a bad magic number") \
+	x(btree_node_bad_csum,		303,	PROB_FIXABLE|PROB_PREEN,	"btree node bset has a bad checksum") \
+	x(btree_node_bad_header,	304,	PROB_FIXABLE,			"btree node header does not match its pointer") \
+	x(btree_node_bad_format,	305,	PROB_FIXABLE,			"btree node has an invalid key format") \
+	x(btree_node_bset_invalid,	306,	PROB_FIXABLE|PROB_PREEN,	"btree node bset is invalid") \
+	x(btree_key_invalid,		307,	PROB_FIXABLE|PROB_PREEN,	"btree key is invalid") \
+	x(btree_keys_out_of_order,	308,	PROB_FIXABLE,			"btree keys are out of order") \
+	x(btree_key_outside_node,	309,	PROB_FIXABLE|PROB_PREEN,	"btree key outside its node's range") \
+	x(btree_topology,		310,	PROB_FIXABLE,			"btree node ranges do not match their parent") \
+	x(btree_root_unreadable,	311,	PROB_FIXABLE,			"btree root cannot be read") \
+	x(btree_copy_bad,		312,	PROB_FIXABLE|PROB_PREEN,	"one copy of a btree node is bad; another copy was used") \
+	/* allocation and replicas: 4xx */				\
+	x(ptr_gen_stale,		401,	PROB_FIXABLE|PROB_PREEN,	"pointer is stale (bucket gen is newer)") \
+	x(ptr_gen_newer,		402,	PROB_FIXABLE|PROB_PREEN,	"pointer gen is newer than its bucket's") \
+	x(ptr_dev_missing,		403,	PROB_FIXABLE,			"pointer to a missing device") \
+	x(ptr_past_end,			404,	PROB_FIXABLE,			"pointer past the end of its device") \
+	x(bucket_data_type_mismatch,	405,	PROB_FIXABLE,			"bucket holds two kinds of data") \
+	x(replicas_entry_missing,	406,	PROB_FIXABLE|PROB_PREEN,	"replicas entry missing from the superblock") \
+	x(alloc_key_wrong,		407,	PROB_FIXABLE|PROB_PREEN,	"alloc key does not match the bucket's use") \
+	/* filesystem objects: 5xx */					\
+	x(extent_missing_inode,		501,	PROB_FIXABLE,			"extent for a missing inode") \
+	x(extent_non_regular,		502,	PROB_FIXABLE,			"extent for an inode that is not a regular file or symlink") \
+	x(extent_past_isize,		503,	PROB_FIXABLE|PROB_PREEN,	"extent past the end of its inode") \
+	x(inode_i_sectors_wrong,	504,	PROB_FIXABLE|PROB_PREEN,	"inode i_sectors is wrong") \
+	x(inode_i_size_dirty,		505,	PROB_FIXABLE|PROB_PREEN,	"inode has I_SIZE_DIRTY set") \
+	x(inode_i_sectors_dirty,	506,	PROB_FIXABLE|PROB_PREEN,	"inode has I_SECTORS_DIRTY set") \
+	x(dirent_missing_dir,		507,	PROB_FIXABLE,			"dirent in a missing directory") \
+	x(dirent_in_non_dir,		508,	PROB_FIXABLE,			"dirent in an inode that is not a directory") \
+	x(dirent_empty_name,		509,	PROB_FIXABLE,			"dirent with an empty name") \
+	x(dirent_dot,			510,	PROB_FIXABLE|PROB_PREEN,	"dirent named . or ..") \
+	x(dirent_self,			511,	PROB_FIXABLE,			"dirent points to its own directory") \
+	x(dirent_missing_inode,		512,	PROB_FIXABLE,			"dirent points to a missing inode") \
+	x(dirent_bad_d_type,		513,	PROB_FIXABLE|PROB_PREEN,	"dirent d_type does not match the inode") \
+	x(hash_wrong_offset,		514,	PROB_FIXABLE|PROB_PREEN,	"hashed key at the wrong offset") \
+	x(hash_duplicate,		515,	PROB_FIXABLE,			"duplicate hashed keys") \
+	x(xattr_missing_inode,		516,	PROB_FIXABLE,			"xattr for a missing inode") \
+	x(root_missing,			517,	PROB_FIXABLE|PROB_PREEN,	"root directory missing") \
+	x(root_not_dir,			518,	PROB_FIXABLE,			"root inode is not a directory") \
+	x(lostfound_missing,		519,	PROB_FIXABLE|PROB_PREEN,	"lost+found missing") \
+	x(lostfound_not_dir,		520,	PROB_FIXABLE,			"lost+found is not a directory") \
+	x(dir_multiple_links,		521,	PROB_FIXABLE,			"directory has more than one link") \
+	x(dir_unreachable,		522,	PROB_FIXABLE,			"directory is unreachable") \
+	x(inode_unreachable,		523,	PROB_FIXABLE,			"inode is unreachable") \
+	x(inode_nlink_wrong,		524,	PROB_FIXABLE|PROB_PREEN,	"inode link count is wrong") \
+	x(dirents_for_non_dir,		525,	PROB_FIXABLE,			"dirents found for an inode that is not a directory") \
+	x(inode_invalid,		526,	PROB_FIXABLE,			"inode is invalid") \
+	x(quota_wrong,			527,	PROB_FIXABLE|PROB_PREEN,	"quota usage is wrong")
+
+enum bch_problem {
+#define x(name, id, flags, summary) PROB_##name,
+	BCH_PROBLEMS()
+#undef x
+	PROB_NR
+};
+
+struct bch_problem_info {
+	const char	*name;
+	unsigned	id;		/* stable */
+	unsigned	flags;
+	const char	*summary;
+};
+
+extern const struct bch_problem_info bch_problems[PROB_NR];
+
+enum fsck_mode {
+	FSCK_REPORT,	/* plain open (list, dump...): report, fix nothing */
+	FSCK_NO,	/* -n: answer no */
+	FSCK_PREEN,	/* -p/-a: fix what is marked PREEN, report the rest */
+	FSCK_YES,	/* -y: fix everything fixable */
+	FSCK_ASK,	/* ask per problem (interactive) */
+};
+
+enum fsck_answer {
+	FSCK_ANSWER_NO,
+	FSCK_ANSWER_YES,
+	FSCK_ANSWER_ALL,	/* yes to all of this kind */
+	FSCK_ANSWER_QUIT,
+};
+
+/*
+ * How a check's outcome reaches the user: the command supplies these (the
+ * library itself never prints). report() gets one finished line per
+ * problem; ask() is called in FSCK_ASK mode.
+ */
+struct fsck_ops {
+	void			(*report)(void *priv, enum bch_problem p, const char *msg);
+	enum fsck_answer	(*ask)(void *priv, enum bch_problem p, const char *msg);
+	void			*priv;
+};
+
+#define FSCK_RATELIMIT	10
+
+struct fsck_state {
+	enum fsck_mode		mode;
+	struct fsck_ops		ops;
+	bool			yes_all[PROB_NR];
+	bool			cancelled;	/* the user answered quit */
+	unsigned long		seen[PROB_NR];
+	unsigned long		fixed[PROB_NR];
+	unsigned long		nr_seen;
+	unsigned long		nr_fixed;
+};
+
+void fsck_state_init(struct fsck_state *s, enum fsck_mode mode, const struct fsck_ops *ops);
+
+/*
+ * A check found problem @p, described by @fmt. Decides per the mode and
+ * the table whether to fix: returns true when the caller must repair.
+ * The line reported says what was found and what was done
+ * ("..., fixing" / "..., not fixing" / "... (fix with fsck -y)").
+ */
+bool fsck_fix(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Problems found and not fixed. */
+unsigned long fsck_nr_left(const struct fsck_state *s);
+
+/* Lines "Saw N problems like: ..." for problems reported more than FSCK_RATELIMIT times. */
+struct printbuf;
+void fsck_summary_to_text(struct printbuf *out, const struct fsck_state *s);
+struct json;
+void fsck_summary_to_json(struct json *j, const struct fsck_state *s);
+
+#endif
