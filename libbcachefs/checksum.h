@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Checksums and nonces (spec 10 §3, 20 §20.4, 30 §1.6-1.7, 40 §40.2, §40.4).
+ *
+ * Pure functions over bytes and integers: nothing here knows the on-disk
+ * structs. Every value is in host order; the callers convert to and from the
+ * little-endian on-disk fields.
+ *
+ * CRC conventions (spec 10 §3.3):
+ *   crc32c(): reflected CRC-32C (poly 0x82F63B78), raw update, no pre- or
+ *             post-inversion. Standard CRC-32C = ~crc32c(~0, p, len).
+ *   crc64():  ECMA-182 (poly 0x42F0E1EBA9EA3693), MSB-first (not reflected),
+ *             raw update, no inversion. CRC-64/WE = ~crc64(~0, p, len).
+ *
+ * Checksum types (spec 10 §3.1, 40 §40.2.1):
+ *   0 none                   0 bytes  value 0
+ *   1 crc32c_nonzero         4 bytes  init ~0, final xor ~0 (standard CRC-32C)
+ *   2 crc64_nonzero          8 bytes  init ~0, final xor ~0 (CRC-64/WE)
+ *   3 chacha20_poly1305_80  10 bytes  Poly1305 tag, first 10 bytes
+ *   4 chacha20_poly1305_128 16 bytes  Poly1305 tag
+ *   5 crc32c                 4 bytes  init 0, no final xor
+ *   6 crc64                  8 bytes  init 0, no final xor
+ *   >= 7 invalid
+ * Result (struct bch_csum_val): CRCs in lo (zero-extended), hi = 0; a
+ * Poly1305 tag t[0..15] as lo = le64(t[0..7]), hi = le64(t[8..15]), with
+ * bytes 10..15 zero for the 80-bit type. Stored on disk as lo, hi (LE).
+ *
+ * Nonces (spec 20 §20.4.3, 40 §40.4.5): struct bch_nonce is the 16-byte
+ * ChaCha20 IV as four words, d[i] = le32(IV bytes 4i..4i+3). They are
+ * ChaCha20 state words 12..15: d[0] is the 64-byte block counter, d[1..3]
+ * the rest of the nonce. In RFC 8439 terms: counter = d[0], 96-bit nonce =
+ * IV bytes 4..15. (While a stream runs, the counter carries into d[1] as in
+ * the reference userspace's libsodium cipher; no bcachefs nonce gets there.)
+ */
+#ifndef BCH_CHECKSUM_H
+#define BCH_CHECKSUM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bch_key;			/* format.h: the 32 key bytes (4 x le64) */
+
+/* ---- raw CRCs ---------------------------------------------------------- */
+
+/*
+ * Each CRC has a hardware path chosen at run time (x86-64: SSE4.2 crc32 for
+ * CRC-32C, PCLMULQDQ folding for CRC-64) and a portable table-driven one.
+ */
+
+/* Raw CRC-32C update (no inversion); dispatches to SSE4.2 when available. */
+uint32_t crc32c(uint32_t crc, const void *p, size_t len);
+/* The portable slicing-by-8 implementation, always. */
+uint32_t crc32c_sw(uint32_t crc, const void *p, size_t len);
+/* The SSE4.2 implementation; falls back to crc32c_sw() when not available. */
+uint32_t crc32c_hw(uint32_t crc, const void *p, size_t len);
+/* Does this CPU (and build) have the SSE4.2 path? */
+bool crc32c_hw_available(void);
+/* Make crc32c() and crc64() use the portable paths (true) or the best
+ * ones (false). For tests and benchmarks. */
+void crc_force_sw(bool force);
+/* crc32c(crc, <len zero bytes>), in O(log len). */
+uint32_t crc32c_zeros(uint32_t crc, uint64_t len);
+/* Raw CRC of A‖B from the raw CRC of A (any init) and the raw CRC of B
+ * computed with init 0. */
+uint32_t crc32c_combine(uint32_t crc_a, uint32_t crc_b0, uint64_t len_b);
+
+/* Raw CRC-64 (ECMA-182, MSB-first) update; dispatches to PCLMULQDQ. */
+uint64_t crc64(uint64_t crc, const void *p, size_t len);
+/* The portable slicing-by-8 implementation (three interleaved chains). */
+uint64_t crc64_sw(uint64_t crc, const void *p, size_t len);
+/* The PCLMULQDQ implementation; falls back to crc64_sw(). */
+uint64_t crc64_hw(uint64_t crc, const void *p, size_t len);
+bool crc64_hw_available(void);
+/* Bytewise reference implementation (tests). */
+uint64_t crc64_bytewise(uint64_t crc, const void *p, size_t len);
+uint64_t crc64_zeros(uint64_t crc, uint64_t len);
+uint64_t crc64_combine(uint64_t crc_a, uint64_t crc_b0, uint64_t len_b);
+
+/* ---- checksum types ---------------------------------------------------- */
+
+/*
+ * Values are the on-disk numbers, the same as format.h's enum bch_csum_type
+ * (BCH_CSUM_*), which also has bch_csum_type_bytes() (0, 4, 8, 10, 16, 4, 8;
+ * 0 if invalid) and bch_csum_type_is_encryption() (types 3, 4).
+ */
+enum bch_checksum_type {
+	BCH_CHECKSUM_NONE			= 0,
+	BCH_CHECKSUM_CRC32C_NONZERO		= 1,
+	BCH_CHECKSUM_CRC64_NONZERO		= 2,
+	BCH_CHECKSUM_CHACHA20_POLY1305_80	= 3,
+	BCH_CHECKSUM_CHACHA20_POLY1305_128	= 4,
+	BCH_CHECKSUM_CRC32C			= 5,
+	BCH_CHECKSUM_CRC64			= 6,
+	BCH_CHECKSUM_NR				= 7,
+};
+
+struct bch_csum_val {
+	uint64_t	lo;
+	uint64_t	hi;
+};
+
+bool bch_csum_type_valid(unsigned type);			/* type < 7 */
+bool bch_csum_type_is_mergeable(unsigned type);		/* 0, 5, 6 */
+/* "none", "crc32c_nonzero", ..., or NULL if invalid. */
+const char *bch_csum_type_name(unsigned type);
+
+static inline bool bch_csum_eq(struct bch_csum_val a, struct bch_csum_val b)
+{
+	return a.lo == b.lo && a.hi == b.hi;
+}
+
+/* Host-order value <-> the 16 on-disk bytes (lo LE, hi LE). */
+struct bch_csum_val bch_csum_from_bytes(const void *p16);
+void bch_csum_to_bytes(struct bch_csum_val v, void *p16);
+
+/* ---- nonces ------------------------------------------------------------ */
+
+struct bch_nonce {
+	uint32_t	d[4];
+};
+
+/* Nonce domains in d[3] (spec 40 §40.4.8). */
+#define BCH_NONCE_DOMAIN_EXTENT		0x10000000U
+#define BCH_NONCE_DOMAIN_BTREE		0x20000000U
+#define BCH_NONCE_DOMAIN_JOURNAL	0x30000000U
+#define BCH_NONCE_DOMAIN_PRIO		0x40000000U	/* reserved, unused */
+#define BCH_NONCE_DOMAIN_POLY		0x80000000U	/* Poly1305 key derivation */
+
+#define BCH_CHACHA_BLOCK_BYTES		64
+
+static inline struct bch_nonce bch_nonce_make(uint32_t d0, uint32_t d1,
+					      uint32_t d2, uint32_t d3)
+{
+	struct bch_nonce n = { { d0, d1, d2, d3 } };
+	return n;
+}
+
+/* The 16-byte IV (four LE words) <-> struct bch_nonce. */
+struct bch_nonce bch_nonce_from_bytes(const void *iv16);
+void bch_nonce_to_bytes(struct bch_nonce n, void *iv16);
+
+/*
+ * Advance the keystream by @bytes (a multiple of 64; the remainder is
+ * ignored): adds bytes / 64 to the block counter d[0], modulo 2^32 (no
+ * carry, like the reference's nonce_add()).
+ */
+struct bch_nonce bch_nonce_add(struct bch_nonce n, uint64_t bytes);
+
+/* Nonce of the Poly1305 one-time key: d[3] ^= 0x80000000. */
+static inline struct bch_nonce bch_nonce_poly(struct bch_nonce n)
+{
+	n.d[3] ^= BCH_NONCE_DOMAIN_POLY;
+	return n;
+}
+
+/*
+ * Btree node bset at node byte offset @offset (0 for the first bset; the
+ * byte offset is used directly as the block counter) with bset @seq and
+ * @journal_seq (spec 20 §20.4.3):
+ *   [offset, seq lo32, seq hi32, journal_seq lo32 ^ 0x20000000].
+ * First bset: header bytes 24..135 from this nonce, keys from
+ * bch_nonce_add(n, 128) (counter + 2); later bsets: keys from this nonce.
+ */
+struct bch_nonce bch_nonce_btree(uint32_t offset, uint64_t seq,
+				 uint64_t journal_seq);
+
+/* Journal entry with sequence @seq (spec 30 §1.7):
+ *   [0, seq lo32, seq hi32, 0x30000000]. Encrypts bytes 44..end at counter 0. */
+struct bch_nonce bch_nonce_journal(uint64_t seq);
+
+/*
+ * Data extent, superblock version >= 9 (spec 40 §40.4.6). @version_lo and
+ * @version_hi are the key's 96-bit version; the rest come from the extent's
+ * crc descriptor (@uncompressed_size in sectors, @crc_nonce in sectors):
+ *   d0 = (compression_type ? uncompressed_size : 0) << 22, + crc_nonce * 8
+ *   d1 = version_lo lo32, d2 = version_lo hi32,
+ *   d3 = (version_hi | compression_type << 24) ^ 0x10000000.
+ * To read from sector @s of the stored (uncompressed) data, advance by
+ * s * 512 bytes with bch_nonce_add().
+ */
+struct bch_nonce bch_nonce_extent(uint64_t version_lo, uint32_t version_hi,
+				  unsigned compression_type,
+				  unsigned uncompressed_size,
+				  unsigned crc_nonce);
+
+/*
+ * Nonce that (un)wraps the master key in the superblock crypt field
+ * (spec 40 §40.4.4, 60): IV = 8 zero bytes ‖ internal uuid bytes 0..7,
+ * i.e. [0, 0, le32(uuid[0..3]), le32(uuid[4..7])].
+ */
+struct bch_nonce bch_nonce_sb_key(const uint8_t internal_uuid[16]);
+
+/* ---- checksums --------------------------------------------------------- */
+
+/*
+ * Checksum @len bytes at @data with checksum @type into *@out. @nonce and
+ * @key are used by the MAC types (3, 4) only: the Poly1305 one-time key is
+ * the first 32 bytes of the ChaCha20 keystream of @key under
+ * bch_nonce_poly(@nonce) (spec 20 §20.4.5); @key may be NULL otherwise.
+ * The nonce is ignored by the CRC types (spec 10 §3.2).
+ * Returns 0; -EINVAL for an invalid type; -ENOKEY for a MAC type with no
+ * key. On error *out is set to {0, 0}.
+ */
+int bch_checksum(unsigned type, struct bch_nonce nonce,
+		 const struct bch_key *key, const void *data, size_t len,
+		 struct bch_csum_val *out);
+
+/* Incremental form: init, any number of updates, final. */
+struct bch_csum_state {
+	unsigned	type;
+	uint64_t	crc;
+	_Alignas(64) unsigned char poly[256];	/* libsodium Poly1305 state */
+};
+
+int bch_csum_init(struct bch_csum_state *st, unsigned type,
+		  struct bch_nonce nonce, const struct bch_key *key);
+void bch_csum_update(struct bch_csum_state *st, const void *data, size_t len);
+/* Result; the state is wiped and must be re-initialised before reuse. */
+struct bch_csum_val bch_csum_final(struct bch_csum_state *st);
+
+/*
+ * Checksum of A‖B from checksum @a of A and checksum @b of B, for the
+ * mergeable types 0, 5, 6 (spec 40 §40.2.1):
+ *   csum(A‖B) = crc_update(csum(A), len_b zero bytes) ^ csum(B).
+ * Returns -EINVAL (and leaves *out alone) for other types.
+ */
+int bch_checksum_merge(unsigned type, struct bch_csum_val a,
+		       struct bch_csum_val b, uint64_t len_b,
+		       struct bch_csum_val *out);
+
+#endif /* BCH_CHECKSUM_H */
