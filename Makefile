@@ -73,7 +73,7 @@ check-fast: all unit
 check-asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=134 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
 		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
 		TEST_QUICK=1 sh tests/run.sh
 

@@ -20,6 +20,7 @@
 	x(sb_invalid,		EINVAL,		"superblock is invalid")		\
 	x(sb_layout_invalid,	EINVAL,		"superblock layout is invalid")		\
 	x(dev_too_small,	EINVAL,		"device smaller than its superblock says") \
+	x(format_too_small,	EINVAL,		"device too small to format")	\
 	x(fs_mismatch,		EINVAL,		"devices belong to different filesystems") \
 	x(dev_missing,		ENXIO,		"member devices are missing")		\
 	x(dev_duplicate,	EINVAL,		"the same member device was given twice") \

@@ -870,7 +870,7 @@ static inline struct bpos POS(uint64_t inode, uint64_t offset)
 #define POS_MIN		POS(0, 0)
 #define POS_MAX		POS(KEY_INODE_MAX, KEY_OFFSET_MAX)	/* snapshot 0 */
 
-static inline int bpos_cmp(struct bpos l, struct bpos r)
+static inline int bpos_disk_cmp(struct bpos l, struct bpos r)	/* bkey.h has bpos_cmp for bpos_h */
 {
 	uint64_t a, b;
 
@@ -886,9 +886,9 @@ static inline int bpos_cmp(struct bpos l, struct bpos r)
 	return 0;
 }
 
-static inline bool bpos_eq(struct bpos l, struct bpos r)
+static inline bool bpos_disk_eq(struct bpos l, struct bpos r)
 {
-	return bpos_cmp(l, r) == 0;
+	return bpos_disk_cmp(l, r) == 0;
 }
 
 /* 96-bit version: lo @0, hi @8 (12 bytes) */

@@ -35,10 +35,12 @@ for t in "$top"/tests/*/[0-9]*.sh "$top"/tests/*/test_*.sh; do
 	WORK=$(mktemp -d /tmp/bcachefs-test.XXXXXX)
 	TESTDIR=$(dirname "$t")
 	export WORK TESTDIR
+	t0=$(date +%s)
 	( cd "$WORK" && sh "$t" ) > "$WORK/log" 2>&1
 	rc=$?
+	secs=$(( $(date +%s) - t0 ))
 	if [ $rc = 0 ]; then
-		pass=$((pass + 1)); echo "ok   $name"; rm -rf "$WORK"
+		pass=$((pass + 1)); echo "ok   $name (${secs}s)"; rm -rf "$WORK"
 	elif [ $rc = 77 ]; then
 		skip=$((skip + 1)); echo "skip $name: $(tail -n 1 "$WORK/log")"; rm -rf "$WORK"
 	else
