@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Extent values: walking the entry list, pointer checks, printing, the
+ * merge rule and front cuts (spec 40 §40.1, 20 §20.6.2, 60).
+ */
+#include "extents.h"
+
+#include <string.h>
+
+#include "bkey_types.h"
+#include "errcode.h"
+#include "format.h"
+#include "util.h"
+
+/* ---- walking entries ---- */
+
+void extent_entry_iter_init(struct extent_entry_iter *it, const struct bkey_ref *k)
+{
+	it->v	  = k->v;
+	it->bytes = k->v ? k->v_bytes : 0;
+	it->pos	  = 0;
+}
+
+int extent_entry_iter_next(struct extent_entry_iter *it, struct extent_entry_h *e)
+{
+	union bch_extent_entry u;
+
+	memset(e, 0, sizeof(*e));
+	e->type	  = -1;
+	e->offset = it->pos;
+	if (it->pos >= it->bytes)
+		return 0;
+	if (it->bytes - it->pos < 8) {
+		e->truncated = true;
+		it->pos = it->bytes;
+		return -BCH_ERR_key_invalid;
+	}
+
+	memset(&u, 0, sizeof(u));
+	memcpy(&u.first_word, it->v + it->pos, 8);
+	e->raw	= le64_to_cpu(u.first_word);
+	e->type	= bch_extent_entry_type(&u);
+	e->u64s	= bch_extent_entry_u64s_of(e->type);
+	if (e->type < 0 || it->bytes - it->pos < e->u64s * 8) {
+		e->truncated = e->type >= 0;
+		e->type = -1;
+		it->pos = it->bytes;
+		return -BCH_ERR_key_invalid;
+	}
+
+	memcpy(&u, it->v + it->pos, e->u64s * 8);
+	if (e->type == BCH_EXTENT_ENTRY_ptr)
+		e->ptr = bch_extent_ptr_unpack(&u.ptr);
+	else
+		bch_extent_crc_unpack(&u, &e->crc);
+	it->pos += e->u64s * 8;
+	return 1;
+}
+
+void extent_ptr_iter_init(struct extent_ptr_iter *it, const struct bkey_ref *k)
+{
+	extent_entry_iter_init(&it->e, k);
+	it->crc = bch_extent_crc_none(k->k.size);
+}
+
+int extent_ptr_iter_next(struct extent_ptr_iter *it, struct extent_ptr_decoded *p)
+{
+	struct extent_entry_h e;
+	int ret;
+
+	while ((ret = extent_entry_iter_next(&it->e, &e)) > 0) {
+		if (e.type != BCH_EXTENT_ENTRY_ptr) {
+			it->crc = e.crc;
+			continue;
+		}
+		p->ptr	  = e.ptr;
+		p->crc	  = it->crc;
+		p->offset = e.offset;
+		return 1;
+	}
+	return ret;
+}
+
+unsigned extent_nr_ptrs(const struct bkey_ref *k)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	unsigned nr = 0;
+
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		nr++;
+	return nr;
+}
+
+bool extent_ptr_stale(const struct bkey_fs_ctx *fs, const struct bch_extent_ptr_unpacked *p)
+{
+	struct bch_dev_geom g;
+	uint8_t gen;
+
+	if (!fs || !fs->bucket_gen || !fs->dev_geom ||
+	    !fs->dev_geom(fs->priv, p->dev, &g) || !g.bucket_size)
+		return false;
+	if (!fs->bucket_gen(fs->priv, p->dev, p->offset / g.bucket_size, &gen))
+		return false;
+	return gen_after(gen, p->gen);
+}
+
+/* ---- validity ---- */
+
+static bool dup_dev(const struct bkey_ref *k, const struct extent_entry_h *ptr)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if (p.offset != ptr->offset && p.ptr.dev == ptr->ptr.dev)
+			return true;
+	return false;
+}
+
+/* Pointer checks of 40 §40.1.11 step 5 with on-disk size @size. */
+static const char *ptr_invalid(const struct bkey_ref *k, const struct extent_entry_h *e,
+			       uint64_t size, const struct bkey_fs_ctx *fs)
+{
+	const struct bch_extent_ptr_unpacked *p = &e->ptr;
+	struct bch_dev_geom g;
+	uint64_t bs;
+
+	if (fs && fs->dev_geom &&
+	    (p->dev >= fs->nr_devices || !fs->dev_geom(fs->priv, p->dev, &g)))
+		return "pointer to invalid device";
+	if (dup_dev(k, e))
+		return "multiple pointers to same device";
+	if (!fs || !fs->dev_geom)
+		return NULL;
+
+	bs = g.bucket_size;
+	if (!bs)
+		return "pointer to invalid device";
+	if (p->offset + size > g.nbuckets * bs)
+		return "offset past end of device";
+	if (p->offset < (uint64_t)g.first_bucket * bs)
+		return "offset before first bucket";
+	if (p->offset % bs + size > bs)
+		return "spans multiple buckets";
+	return NULL;
+}
+
+static bool csum_type_ok(unsigned type, const struct bkey_fs_ctx *fs)
+{
+	if (type >= BCH_CSUM_NR)
+		return false;
+	if (bch_csum_type_is_encryption(type) && fs && !fs->key_unknown)
+		return fs->have_key;
+	return true;
+}
+
+static const char *crc_invalid(const struct bkey_ref *k, const struct bch_extent_crc_unpacked *c,
+			       uint64_t *nonce, const struct bkey_fs_ctx *fs)
+{
+	if ((uint64_t)c->offset + k->k.size > c->uncompressed_size)
+		return "checksum offset + key size > uncompressed size";
+	if (!csum_type_ok(c->csum_type, fs))
+		return "invalid checksum type";
+	if (c->compression_type >= BCH_COMPRESSION_NR)
+		return "invalid compression type";
+	if (bch_csum_type_is_encryption(c->csum_type)) {
+		uint64_t n = (uint64_t)c->offset + c->nonce;
+
+		if (*nonce == UINT64_MAX)
+			*nonce = n;
+		else if (*nonce != n)
+			return "incorrect nonce";
+	}
+	return NULL;
+}
+
+static const char *extent_entries_invalid(const struct bkey_ref *k,
+					  const struct bkey_fs_ctx *fs)
+{
+	struct extent_entry_iter it;
+	struct extent_entry_h e;
+	uint64_t size = k->k.size, nonce = UINT64_MAX;
+	const char *r;
+	int ret;
+
+	extent_entry_iter_init(&it, k);
+	while ((ret = extent_entry_iter_next(&it, &e)) > 0) {
+		if (e.type == BCH_EXTENT_ENTRY_ptr) {
+			r = ptr_invalid(k, &e, size, fs);
+		} else {
+			r = crc_invalid(k, &e.crc, &nonce, fs);
+			size = e.crc.compressed_size;
+		}
+		if (r)
+			return r;
+	}
+	if (ret < 0)
+		return e.truncated
+			? "extent entry extends past end of value"
+			: "invalid extent entry type";
+	return NULL;
+}
+
+const char *extent_invalid(const struct bkey_ref *k, const struct bkey_fs_ctx *fs)
+{
+	const struct bch_reservation *r;
+
+	if (k->k.type < BCH_EXTENT || k->k.type > BCH_RESERVATION)
+		return "invalid value type";
+	if (k->v_bytes > BKEY_EXTENT_VAL_U64s_MAX * 8)
+		return "value too big";
+	if (!k->k.size)
+		return "zero key size";
+	if (k->k.type != BCH_RESERVATION)
+		return extent_entries_invalid(k, fs);
+
+	if (k->v_bytes != sizeof(struct bch_reservation))
+		return "incorrect value size";
+	r = k->v;
+	if (!r->nr_replicas || r->nr_replicas > BCH_REPLICAS_MAX)
+		return "invalid nr_replicas";
+	return NULL;
+}
+
+const char *btree_ptr_invalid(const struct bkey_ref *k, const struct bkey_fs_ctx *fs)
+{
+	struct extent_entry_iter it;
+	struct extent_entry_h e;
+	uint64_t size = fs ? fs->btree_node_size : 0;
+	const char *r;
+	int ret;
+
+	if (k->k.type == BCH_EXTENT_CACHED)
+		return "cached";
+	if (k->k.size)
+		return "nonzero key size";
+	if (k->v_bytes > BKEY_BTREE_PTR_VAL_U64s_MAX * 8)
+		return "value too big";
+	if (k->k.type != BCH_BTREE_PTR)
+		return "invalid value type";
+
+	extent_entry_iter_init(&it, k);
+	while ((ret = extent_entry_iter_next(&it, &e)) > 0)
+		if (e.type != BCH_EXTENT_ENTRY_ptr)
+			return "has crc field";
+	if (ret < 0)
+		return "invalid extent entry type";
+	if (!k->v_bytes)
+		return "no pointers";
+
+	extent_entry_iter_init(&it, k);
+	while (extent_entry_iter_next(&it, &e) > 0) {
+		r = ptr_invalid(k, &e, size, fs);
+		if (r)
+			return r;
+	}
+	return NULL;
+}
+
+/* ---- printing ---- */
+
+void extent_entries_to_text(struct printbuf *out, const struct bkey_ref *k,
+			    const struct bkey_fs_ctx *fs)
+{
+	struct extent_entry_iter it;
+	struct extent_entry_h e;
+	bool first = true;
+	int ret;
+
+	extent_entry_iter_init(&it, k);
+	while ((ret = extent_entry_iter_next(&it, &e)) > 0) {
+		if (!first)
+			pr_char(out, ' ');
+		first = false;
+		if (e.type == BCH_EXTENT_ENTRY_ptr) {
+			pr_buf(out, "ptr: %u:%llu gen %u%s%s", e.ptr.dev,
+			       (unsigned long long)e.ptr.offset, e.ptr.gen,
+			       e.ptr.cached ? " cached" : "",
+			       extent_ptr_stale(fs, &e.ptr) ? " stale" : "");
+		} else {
+			pr_buf(out, "crc: c_size %u size %u offset %u nonce %u csum %u compress %u",
+			       e.crc.compressed_size, e.crc.uncompressed_size,
+			       e.crc.offset, e.crc.nonce, e.crc.csum_type,
+			       e.crc.compression_type);
+		}
+	}
+	if (ret < 0) {
+		if (!first)
+			pr_char(out, ' ');
+		pr_buf(out, "(invalid extent entry %.16llx)", (unsigned long long)e.raw);
+	}
+	if (k->k.type == BCH_EXTENT_CACHED)
+		pr_str(out, " cached");
+}
+
+void extent_entries_to_json(struct json *j, const struct bkey_ref *k,
+			    const struct bkey_fs_ctx *fs)
+{
+	struct extent_entry_iter it;
+	struct extent_entry_h e;
+	int ret;
+
+	json_arr_begin(j, "entries");
+	extent_entry_iter_init(&it, k);
+	while ((ret = extent_entry_iter_next(&it, &e)) > 0) {
+		json_obj_begin(j, NULL);
+		if (e.type == BCH_EXTENT_ENTRY_ptr) {
+			json_str(j, "kind", "ptr");
+			json_u64(j, "dev", e.ptr.dev);
+			json_u64(j, "offset", e.ptr.offset);
+			json_u64(j, "gen", e.ptr.gen);
+			json_bool(j, "cached", e.ptr.cached);
+			json_bool(j, "stale", extent_ptr_stale(fs, &e.ptr));
+		} else {
+			json_str(j, "kind", e.type == BCH_EXTENT_ENTRY_crc32 ? "crc32" :
+				 e.type == BCH_EXTENT_ENTRY_crc64 ? "crc64" : "crc128");
+			json_u64(j, "compressed_size", e.crc.compressed_size);
+			json_u64(j, "uncompressed_size", e.crc.uncompressed_size);
+			json_u64(j, "offset", e.crc.offset);
+			json_u64(j, "nonce", e.crc.nonce);
+			json_u64(j, "csum_type", e.crc.csum_type);
+			json_u64(j, "compression_type", e.crc.compression_type);
+			json_u64(j, "csum_lo", e.crc.csum_lo);
+			json_u64(j, "csum_hi", e.crc.csum_hi);
+		}
+		json_obj_end(j);
+	}
+	if (ret < 0) {
+		json_obj_begin(j, NULL);
+		json_str(j, "kind", "invalid");
+		json_u64(j, "raw", e.raw);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* ---- merging ---- */
+
+static bool ptrs_mergeable(const struct bkey_ref *l, const struct bkey_ref *r,
+			   const uint16_t *bucket_size, unsigned nr_devs)
+{
+	struct extent_entry_iter li, ri;
+	struct extent_entry_h a, b;
+	int ret;
+
+	if (l->v_bytes != r->v_bytes)
+		return false;
+	extent_entry_iter_init(&li, l);
+	extent_entry_iter_init(&ri, r);
+	while ((ret = extent_entry_iter_next(&li, &a)) > 0) {
+		unsigned bs;
+
+		if (extent_entry_iter_next(&ri, &b) <= 0 ||
+		    a.type != BCH_EXTENT_ENTRY_ptr || b.type != BCH_EXTENT_ENTRY_ptr)
+			return false;
+		if ((a.raw & 0xf) != (b.raw & 0xf) ||	/* kind, cached, ec, reservation */
+		    a.ptr.dev != b.ptr.dev || a.ptr.gen != b.ptr.gen ||
+		    a.ptr.offset + l->k.size != b.ptr.offset)
+			return false;
+		bs = bucket_size && a.ptr.dev < nr_devs ? bucket_size[a.ptr.dev] : 0;
+		if (!bs || a.ptr.offset / bs != b.ptr.offset / bs)
+			return false;
+	}
+	return ret == 0;
+}
+
+bool extent_can_merge(const struct bkey_ref *l, const struct bkey_ref *r,
+		      const uint16_t *bucket_size, unsigned nr_devs)
+{
+	const struct bch_reservation *a, *b;
+
+	if (l->k.u64s != r->k.u64s || l->k.type != r->k.type ||
+	    l->k.version_hi != r->k.version_hi || l->k.version_lo != r->k.version_lo ||
+	    !bpos_eq(l->k.p, bkey_start_pos(&r->k)) ||
+	    (uint64_t)l->k.size + r->k.size > UINT32_MAX)
+		return false;
+
+	switch (l->k.type) {
+	case KEY_TYPE_DELETED:
+	case KEY_TYPE_DISCARD:
+	case KEY_TYPE_ERROR:
+		return true;
+	case BCH_EXTENT:
+	case BCH_EXTENT_CACHED:
+		return ptrs_mergeable(l, r, bucket_size, nr_devs);
+	case BCH_RESERVATION:
+		if (l->v_bytes < sizeof(*a) || r->v_bytes < sizeof(*b))
+			return false;
+		a = l->v;
+		b = r->v;
+		return a->generation == b->generation && a->nr_replicas == b->nr_replicas;
+	default:
+		return false;
+	}
+}
+
+/* ---- front cut ---- */
+
+static int crc_cut_front(union bch_extent_entry *u, int type, uint64_t d)
+{
+	struct bch_extent_crc_unpacked c;
+
+	bch_extent_crc_unpack(u, &c);
+	if (c.offset + d > c.uncompressed_size)
+		return -BCH_ERR_key_invalid;
+	switch (type) {
+	case BCH_EXTENT_ENTRY_crc32:
+		SET_CRC32_OFFSET(&u->crc32, c.offset + d);
+		break;
+	case BCH_EXTENT_ENTRY_crc64:
+		SET_CRC64_OFFSET(&u->crc64, c.offset + d);
+		break;
+	default:
+		SET_CRC128_OFFSET(&u->crc128, c.offset + d);
+		break;
+	}
+	return 0;
+}
+
+int extent_cut_front(void *v, unsigned bytes, uint64_t d)
+{
+	struct extent_entry_iter it = { .v = v, .bytes = bytes, .pos = 0 };
+	struct extent_entry_h e;
+	bool seen_crc = false;
+	int ret;
+
+	while ((ret = extent_entry_iter_next(&it, &e)) > 0) {
+		union bch_extent_entry u;
+		uint8_t *p = (uint8_t *)v + e.offset;
+
+		memcpy(&u, p, e.u64s * 8);
+		if (e.type == BCH_EXTENT_ENTRY_ptr) {
+			if (!seen_crc)
+				SET_EXTENT_PTR_OFFSET(&u.ptr, e.ptr.offset + d);
+		} else {
+			seen_crc = true;
+			ret = crc_cut_front(&u, e.type, d);
+			if (ret)
+				return ret;
+		}
+		memcpy(p, &u, e.u64s * 8);
+	}
+	return ret;
+}
