@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One open filesystem: its member devices, the chosen superblock, the
+ * encryption key, the journal and the btrees. Every command goes through
+ * bch_fs_open() (spec 30 §4: devices -> superblocks -> key -> journal ->
+ * btree roots) and bch_fs_close(). A read-only open never writes.
+ */
+#ifndef BCH_FS_H
+#define BCH_FS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bkey.h"
+#include "crypto.h"
+#include "journal.h"
+
+struct bch_devio;
+struct bch_sb;
+struct printbuf;
+struct fsck_state;
+
+#define BCH_FS_MAX_DEVS		64
+#define BCH_NR_BTREES		6	/* extents inodes dirents xattrs alloc quotas */
+#define BKEY_MAX_U64S		256
+
+struct bch_member_dev {
+	unsigned		idx;		/* member index */
+	struct bch_devio	*io;		/* NULL when the device is missing */
+	struct bch_sb		*sb;		/* this device's superblock (malloc'd) */
+	size_t			sb_bytes;
+	uint64_t		sb_offset;	/* sector the superblock was read from */
+	uint16_t		bucket_size;	/* sectors */
+	uint16_t		first_bucket;
+	uint64_t		nbuckets;
+	uint8_t			*bucket_gens;	/* per bucket, from the alloc btree (NULL = unknown) */
+};
+
+struct btree_root_h {
+	bool			present;
+	unsigned		level;		/* level of the root node */
+	struct bkey_ref		key;		/* btree_ptr key; .v points into buf */
+	uint64_t		buf[BKEY_MAX_U64S];
+};
+
+struct bch_fs_opts {
+	bool			read_only;	/* open devices O_RDONLY, never write */
+	bool			degraded;	/* allow missing members where replicas allow */
+	bool			no_journal;	/* don't read the journal (list -m formats...) */
+	const char		*passphrase_file; /* "-" = stdin */
+	bool			ask_passphrase;	/* prompt on the tty when no key is found */
+	int			verbose;
+	struct fsck_state	*fsck;		/* where problems found while reading go (NULL: counted only) */
+};
+
+struct bch_fs {
+	struct bch_fs_opts	opts;
+
+	struct bch_sb		*sb;		/* newest superblock among members (points into a member's) */
+	size_t			sb_bytes;
+	uint8_t			user_uuid[16];
+	uint8_t			internal_uuid[16];
+	unsigned		nr_devices;	/* sb nr_devices */
+	struct bch_member_dev	*devs[BCH_FS_MAX_DEVS];
+
+	unsigned		block_size;	/* sectors */
+	unsigned		btree_node_size;/* sectors */
+	unsigned		meta_csum_type;
+	unsigned		data_csum_type;
+	unsigned		str_hash_type;
+
+	bool			encrypted;
+	bool			have_key;
+	struct bch_key		key;		/* master key, zeroed on close */
+
+	struct journal_state	journal;
+	struct btree_root_h	roots[BCH_NR_BTREES];
+	struct btree_cache	*btree_cache;	/* btree.c */
+
+	unsigned long		nr_errors;	/* problems found while reading */
+	unsigned long		nr_fixed;
+};
+
+int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
+		struct bch_fs **ret, struct printbuf *err);
+void bch_fs_close(struct bch_fs *c);
+
+/* Read @sectors at @sector of member @dev (bounds-checked). */
+int bch_dev_read(struct bch_fs *c, unsigned dev, void *buf, size_t bytes, uint64_t sector);
+
+#endif
