@@ -1,0 +1,424 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs list: print the keys (or the nodes) of one btree of an
+ * unmounted filesystem (spec 50 §9.3). The filesystem is opened read-only;
+ * journal keys not yet replayed are shown over the btree keys, as the
+ * 2018 tool did after its in-memory replay. Key lines are the 2018 lines.
+ */
+#include "cmds.h"
+#include "libbcachefs/bkey.h"
+#include "libbcachefs/bkey_types.h"
+#include "libbcachefs/btree.h"
+#include "libbcachefs/errcode.h"
+#include "libbcachefs/extents.h"
+#include "libbcachefs/fs.h"
+#include "libbcachefs/node.h"
+#include "libbcachefs/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char cmd_list_usage[] =
+	"Usage: bcachefs list [OPTION]... DEVICE...\n"
+	"List the keys of one btree of an unmounted filesystem.\n"
+	"\n"
+	"  -b, --btree BTREE      extents (default), inodes, dirents, xattrs, alloc, quotas\n"
+	"  -s, --start INODE[:OFFSET]  first position to list (default 0:0)\n"
+	"  -e, --end INODE[:OFFSET]    last position to list, inclusive (default: the end)\n"
+	"  -i, --inode INODE      keys of one inode (start INODE:0, end INODE+1:0)\n"
+	"  -m, --mode MODE        keys (default), formats (one block per node),\n"
+	"                         nodes (each node, then its keys)\n"
+	"  -v, --verbose          also print the messages of opening the filesystem\n"
+	"      --json             print JSON instead of text\n"
+	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
+	"                         from FILE (- for standard input)\n"
+	"  -h, --help             display this help and exit\n"
+	"\n"
+	"Problems found in the btree (bad checksums, invalid keys) are reported on\n"
+	"standard error and make the exit status 1; the keys that could be read\n"
+	"are still listed.\n";
+
+enum list_mode { LIST_KEYS, LIST_FORMATS, LIST_NODES };
+
+struct list_opts {
+	unsigned	btree_id;
+	struct bpos_h	start, end;
+	enum list_mode	mode;
+	bool		json;
+	int		verbose;
+};
+
+struct list_state {
+	struct bch_fs		*c;
+	struct list_opts	*o;
+	struct bkey_fs_ctx	fs;
+	struct json		j;
+	struct printbuf		out;
+	struct printbuf		*err;
+};
+
+/* ---- option parsing ---- */
+
+static int parse_bpos(const char *s, struct bpos_h *p)
+{
+	char *copy = xstrdup(s), *colon = strchr(copy, ':');
+	uint64_t inode, offset = 0;
+	int ret;
+
+	if (colon)
+		*colon = '\0';
+	ret = parse_u64(copy, &inode);
+	if (!ret && colon)
+		ret = parse_u64(colon + 1, &offset);
+	free(copy);
+	if (ret)
+		return ret;
+	*p = POS_H(inode, offset);
+	return 0;
+}
+
+static enum list_mode parse_mode(const char *s)
+{
+	if (!strcmp(s, "keys"))
+		return LIST_KEYS;
+	if (!strcmp(s, "formats"))
+		return LIST_FORMATS;
+	if (!strcmp(s, "nodes"))
+		return LIST_NODES;
+	cmd_usage_error(cmd_list_usage, "bad list mode '%s' (keys, formats or nodes)", s);
+}
+
+/* ---- what key printing may know: device geometry and bucket gens ---- */
+
+static bool list_dev_geom(void *priv, unsigned dev, struct bch_dev_geom *g)
+{
+	struct bch_fs *c = priv;
+	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
+
+	if (!d)
+		return false;
+	g->nbuckets = d->nbuckets;
+	g->bucket_size = d->bucket_size;
+	g->first_bucket = d->first_bucket;
+	return true;
+}
+
+static bool list_bucket_gen(void *priv, unsigned dev, uint64_t bucket, uint8_t *gen)
+{
+	struct bch_fs *c = priv;
+	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
+
+	if (!d || !d->bucket_gens || bucket >= d->nbuckets)
+		return false;
+	*gen = d->bucket_gens[bucket];
+	return true;
+}
+
+static void flush_out(struct list_state *s)
+{
+	fwrite(s->out.buf ? s->out.buf : "", 1, s->out.pos, stdout);
+	printbuf_reset(&s->out);
+}
+
+static void flush_err(struct list_state *s)
+{
+	if (s->err->pos)
+		fputs(printbuf_str(s->err), stderr);
+	printbuf_reset(s->err);
+}
+
+/* ---- keys ---- */
+
+static int list_keys(struct list_state *s)
+{
+	struct bkey_print_ctx pctx = { .fs = &s->fs, .max_len = 511 };
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	if (s->o->json) {
+		json_obj_begin(&s->j, NULL);
+		json_str(&s->j, "btree", bch_btree_id_str(s->o->btree_id));
+		json_arr_begin(&s->j, "keys");
+	}
+
+	bch_btree_iter_init(&iter, s->c, s->o->btree_id, s->o->start, s->err);
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k) {
+		if (bpos_cmp(k->k.p, s->o->end) > 0)
+			break;
+		if (s->o->json) {
+			bch_bkey_to_json(&s->j, s->o->btree_id, 0, k, &pctx);
+		} else {
+			bch_bkey_to_text(&s->out, s->o->btree_id, 0, k, &pctx);
+			pr_char(&s->out, '\n');
+		}
+		if (s->out.pos > 65536)
+			flush_out(s);
+		flush_err(s);
+	}
+	bch_btree_iter_exit(&iter);
+
+	if (s->o->json) {
+		json_arr_end(&s->j);
+		json_obj_end(&s->j);
+		pr_char(&s->out, '\n');
+	}
+	flush_out(s);
+	return ret;
+}
+
+/* ---- formats / nodes ---- */
+
+static void node_header_text(struct list_state *s, const struct btree_node_visit *v)
+{
+	const struct btree_node_h *n = v->n;
+	struct printbuf *out = &s->out;
+	unsigned node_bytes = s->c->btree_node_size * 512;
+	unsigned avail = node_bytes > 160 ? node_bytes - 160 : 1;
+	size_t used = n->live_u64s * 8;
+
+	pr_buf(out, "l %u %llu:%llu - %llu:%llu:\n", n->level,
+	       (unsigned long long)n->min_key.inode, (unsigned long long)n->min_key.offset,
+	       (unsigned long long)n->max_key.inode, (unsigned long long)n->max_key.offset);
+	pr_str(out, "    ptrs: ");
+	extent_entries_to_text(out, v->ptr, &s->fs);
+	pr_buf(out, "\n    format: u64s %u fields %u %u %u %u %u\n",
+	       n->format.key_u64s, n->format.bits[0], n->format.bits[1],
+	       n->format.bits[2], n->format.bits[3], n->format.bits[4]);
+	pr_buf(out, "    bytes used %zu/%u (%zu%% full)\n", used, avail,
+	       used * 100 / avail);
+	pr_buf(out, "    bsets %u, written %u/%u sectors, seq %llx, dev %u sector %llu\n",
+	       n->nr_bsets, n->written, s->c->btree_node_size,
+	       (unsigned long long)n->seq, n->dev, (unsigned long long)n->sector);
+	pr_buf(out, "    keys in bsets: %u packed, %u unpacked; %zu live\n",
+	       n->nr_packed, n->nr_unpacked, n->nr_keys);
+}
+
+static void node_json(struct list_state *s, const struct btree_node_visit *v)
+{
+	const struct btree_node_h *n = v->n;
+	struct bkey_print_ctx pctx = { .fs = &s->fs };
+	struct printbuf t = PRINTBUF;
+	unsigned i;
+
+	json_obj_begin(&s->j, NULL);
+	json_u64(&s->j, "level", v->level);
+	bch_bpos_to_text(&t, n->min_key);
+	json_str(&s->j, "min_key", printbuf_str(&t));
+	printbuf_reset(&t);
+	bch_bpos_to_text(&t, n->max_key);
+	json_str(&s->j, "max_key", printbuf_str(&t));
+	printbuf_exit(&t);
+	json_u64(&s->j, "dev", n->dev);
+	json_u64(&s->j, "sector", n->sector);
+	json_u64(&s->j, "seq", n->seq);
+	json_u64(&s->j, "written_sectors", n->written);
+	json_arr_begin(&s->j, "format");
+	for (i = 0; i < BKEY_NR_FIELDS_H; i++)
+		json_u64(&s->j, NULL, n->format.bits[i]);
+	json_arr_end(&s->j);
+	json_arr_begin(&s->j, "bsets");
+	for (i = 0; i < n->nr_bsets; i++) {
+		json_obj_begin(&s->j, NULL);
+		json_u64(&s->j, "offset", n->bsets[i].offset);
+		json_u64(&s->j, "u64s", n->bsets[i].u64s);
+		json_u64(&s->j, "journal_seq", n->bsets[i].journal_seq);
+		json_bool(&s->j, "csum_ok", n->bsets[i].csum_ok);
+		json_bool(&s->j, "used", n->bsets[i].used);
+		json_obj_end(&s->j);
+	}
+	json_arr_end(&s->j);
+	if (s->o->mode == LIST_NODES) {
+		json_arr_begin(&s->j, "keys");
+		for (i = 0; i < n->nr_keys; i++)
+			bch_bkey_to_json(&s->j, v->btree_id, v->level, &n->keys[i], &pctx);
+		json_arr_end(&s->j);
+	}
+	json_obj_end(&s->j);
+}
+
+static int list_node_visit(void *arg, const struct btree_node_visit *v)
+{
+	struct list_state *s = arg;
+	struct bkey_print_ctx pctx = {
+		.fs = &s->fs, .max_len = 4095, .interior_as_leaf = true,
+	};
+	size_t i;
+
+	if (bpos_cmp(v->ptr->k.p, s->o->end) > 0)
+		return 1;
+	if (bpos_cmp(v->ptr->k.p, s->o->start) < 0)
+		return 0;
+	if (!v->n) {
+		flush_err(s);
+		return 0;		/* reported by the reader */
+	}
+
+	if (s->o->json) {
+		node_json(s, v);
+	} else {
+		node_header_text(s, v);
+		if (s->o->mode == LIST_FORMATS)
+			pr_char(&s->out, '\n');
+		else
+			for (i = 0; i < v->n->nr_keys; i++) {
+				pr_char(&s->out, '\t');
+				bch_bkey_to_text(&s->out, v->btree_id, v->level,
+						 &v->n->keys[i], &pctx);
+				pr_char(&s->out, '\n');
+			}
+	}
+	flush_out(s);
+	flush_err(s);
+	return 0;
+}
+
+static int list_nodes(struct list_state *s)
+{
+	int ret;
+
+	if (s->o->json) {
+		json_obj_begin(&s->j, NULL);
+		json_str(&s->j, "btree", bch_btree_id_str(s->o->btree_id));
+		json_arr_begin(&s->j, "nodes");
+	}
+	ret = bch_btree_walk_nodes(s->c, s->o->btree_id, list_node_visit, s, s->err);
+	if (ret > 0)
+		ret = 0;
+	if (s->o->json) {
+		json_arr_end(&s->j);
+		json_obj_end(&s->j);
+		pr_char(&s->out, '\n');
+	}
+	flush_out(s);
+	return ret;
+}
+
+/* ---- the command ---- */
+
+static void list_parse(int argc, char *argv[], struct list_opts *o,
+		       struct bch_fs_opts *fo)
+{
+	static const struct option longopts[] = {
+		{ "btree",		required_argument,	NULL, 'b' },
+		{ "start",		required_argument,	NULL, 's' },
+		{ "end",		required_argument,	NULL, 'e' },
+		{ "inode",		required_argument,	NULL, 'i' },
+		{ "mode",		required_argument,	NULL, 'm' },
+		{ "verbose",		no_argument,		NULL, 'v' },
+		{ "json",		no_argument,		NULL, 'J' },
+		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	uint64_t inode;
+	int opt, id;
+
+	while ((opt = getopt_long(argc, argv, "b:s:e:i:m:fvh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'b':
+			id = bch_btree_id_parse(optarg);
+			if (id < 0)
+				cmd_usage_error(cmd_list_usage, "bad btree '%s'", optarg);
+			o->btree_id = id;
+			break;
+		case 's':
+			if (parse_bpos(optarg, &o->start))
+				cmd_usage_error(cmd_list_usage, "invalid position '%s' (INODE or INODE:OFFSET)", optarg);
+			break;
+		case 'e':
+			if (parse_bpos(optarg, &o->end))
+				cmd_usage_error(cmd_list_usage, "invalid position '%s' (INODE or INODE:OFFSET)", optarg);
+			break;
+		case 'i':
+			if (parse_u64(optarg, &inode) || inode == UINT64_MAX)
+				cmd_usage_error(cmd_list_usage, "invalid inode '%s'", optarg);
+			o->start = POS_H(inode, 0);
+			o->end = POS_H(inode + 1, 0);
+			break;
+		case 'm':
+			o->mode = parse_mode(optarg);
+			break;
+		case 'f':
+			cmd_usage_error(cmd_list_usage, "-f (fsck before listing) is not supported: run 'bcachefs fsck' first");
+		case 'v':
+			o->verbose++;
+			fo->verbose++;
+			break;
+		case 'J':
+			o->json = true;
+			break;
+		case 'P':
+			fo->passphrase_file = optarg;
+			break;
+		case 'h':
+			cmd_help(cmd_list_usage);
+		default:
+			cmd_usage_error(cmd_list_usage, "unknown option");
+		}
+	}
+	if (optind >= argc)
+		cmd_usage_error(cmd_list_usage, "no device given");
+}
+
+int cmd_list(int argc, char *argv[])
+{
+	struct list_opts o = {
+		.btree_id = 0, .start = POS_H_MIN, .end = POS_H_MAX, .mode = LIST_KEYS,
+	};
+	struct bch_fs_opts fo = { .read_only = true, .degraded = true };
+	struct printbuf err = PRINTBUF;
+	struct list_state s = { .o = &o, .err = &err };
+	struct bch_fs *c;
+	int ret;
+
+	list_parse(argc, argv, &o, &fo);
+
+	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
+	if (ret) {
+		fputs(printbuf_str(&err), stderr);
+		fprintf(stderr, "bcachefs list: cannot open %s: %s\n", argv[optind],
+			bch_err_str(ret));
+		printbuf_exit(&err);
+		return EXIT_FAIL;
+	}
+	if (o.verbose)
+		fputs(printbuf_str(&err), stderr);
+	printbuf_reset(&err);
+
+	/* pointers are judged stale against the bucket gens of the alloc btree */
+	if (o.btree_id == BTREE_ID_EXTENTS || o.mode != LIST_KEYS) {
+		ret = bch_btree_read_bucket_gens(c, &err);
+		if (ret)
+			fprintf(stderr, "bcachefs list: cannot read bucket generations: %s\n",
+				bch_err_str(ret));
+		flush_err(&s);
+	}
+
+	s.c = c;
+	s.fs = (struct bkey_fs_ctx) {
+		.nr_devices = c->nr_devices, .dev_geom = list_dev_geom,
+		.bucket_gen = list_bucket_gen, .priv = c, .have_key = c->have_key,
+		.key_unknown = !c->have_key, .btree_node_size = c->btree_node_size,
+	};
+	json_init(&s.j, &s.out, false);
+
+	ret = o.mode == LIST_KEYS ? list_keys(&s) : list_nodes(&s);
+	flush_err(&s);
+	if (ret)
+		fprintf(stderr, "bcachefs list: %s btree: %s\n",
+			bch_btree_id_str(o.btree_id), bch_err_str(ret));
+	else if (c->nr_errors)
+		fprintf(stderr, "bcachefs list: %lu problem(s) found while reading\n",
+			c->nr_errors);
+	if (!ret && c->nr_errors)
+		ret = -BCH_ERR_fsck_errors;
+
+	bch_btree_cache_exit(c);
+	bch_fs_close(c);
+	printbuf_exit(&s.out);
+	printbuf_exit(&err);
+	return ret ? EXIT_FAIL : EXIT_OK;
+}

@@ -1,0 +1,652 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Btree read side: node cache, key iterator with the journal overlay, and
+ * a post-order walk over every node (spec 20 §20.6, 30 §2.7, 60).
+ *
+ * The iterator works one leaf range at a time: it descends from the root
+ * to the leaf that holds the search position (checking each child's key
+ * range against its parent and previous sibling), takes the leaf's live
+ * keys, lays the journal keys of that range over them (journal keys are
+ * newer than every node key; for extents per sector), and then moves to
+ * the successor of the leaf's max key by descending again. The cache makes
+ * the repeated descents cheap.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bkey_types.h"
+#include "btree.h"
+#include "errcode.h"
+#include "format.h"
+#include "fs.h"
+#include "journal.h"
+#include "node.h"
+#include "util.h"
+
+/* ---- node cache ---- */
+
+struct cache_entry {
+	struct cache_entry	*prev, *next;	/* LRU list, most recent first */
+	unsigned		btree_id, level;
+	unsigned		dev;
+	uint64_t		offset;
+	struct bpos_h		max_key;
+	struct btree_node_h	*n;		/* NULL: read failed */
+	int			err;
+	unsigned		ref;
+};
+
+struct btree_cache {
+	struct cache_entry	*head, *tail;
+	unsigned		nr;
+};
+
+static void lru_unlink(struct btree_cache *bc, struct cache_entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		bc->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	else
+		bc->tail = e->prev;
+	e->prev = e->next = NULL;
+}
+
+static void lru_push(struct btree_cache *bc, struct cache_entry *e)
+{
+	e->prev = NULL;
+	e->next = bc->head;
+	if (bc->head)
+		bc->head->prev = e;
+	bc->head = e;
+	if (!bc->tail)
+		bc->tail = e;
+}
+
+static void cache_evict(struct btree_cache *bc)
+{
+	struct cache_entry *e = bc->tail;
+
+	while (bc->nr > BTREE_CACHE_MAX_NODES && e) {
+		struct cache_entry *prev = e->prev;
+
+		if (!e->ref) {
+			lru_unlink(bc, e);
+			btree_node_free(e->n);
+			free(e);
+			bc->nr--;
+		}
+		e = prev;
+	}
+}
+
+static struct cache_entry *cache_find(struct btree_cache *bc, unsigned btree_id,
+				      unsigned level, unsigned dev, uint64_t offset,
+				      struct bpos_h max_key)
+{
+	struct cache_entry *e;
+
+	for (e = bc->head; e; e = e->next)
+		if (e->dev == dev && e->offset == offset && e->btree_id == btree_id &&
+		    e->level == level && bpos_eq(e->max_key, max_key))
+			return e;
+	return NULL;
+}
+
+int bch_btree_node_get(struct bch_fs *c, const struct bkey_ref *ptr,
+		       const struct btree_node_expect *exp,
+		       struct btree_node_h **ret, struct printbuf *err)
+{
+	struct btree_cache *bc = c->btree_cache;
+	struct btree_ptr_h p[BCH_REPLICAS_MAX];
+	struct cache_entry *e;
+	int nr;
+
+	*ret = NULL;
+	if (!bc)
+		bc = c->btree_cache = xcalloc(1, sizeof(*bc));
+
+	nr = btree_ptr_decode(ptr, p, ARRAY_SIZE(p));
+	if (nr < 0) {
+		if (err)
+			pr_buf(err, "btree %u level %u: btree pointer with a bad value (%u bytes): node skipped\n",
+			       exp->btree_id, exp->level, ptr->v_bytes);
+		c->nr_errors++;
+		return -BCH_ERR_btree_node_invalid;
+	}
+
+	e = cache_find(bc, exp->btree_id, exp->level, p[0].dev, p[0].offset, exp->max_key);
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->btree_id = exp->btree_id;
+		e->level = exp->level;
+		e->dev = p[0].dev;
+		e->offset = p[0].offset;
+		e->max_key = exp->max_key;
+		e->err = btree_node_read(c, ptr, exp, &e->n, err);
+		if (e->err)
+			c->nr_errors++;
+		else
+			c->nr_errors += e->n->nr_errors;
+		bc->nr++;
+	} else {
+		lru_unlink(bc, e);
+	}
+	lru_push(bc, e);
+	if (e->err) {
+		cache_evict(bc);
+		return e->err;
+	}
+	e->ref++;
+	*ret = e->n;
+	cache_evict(bc);
+	return 0;
+}
+
+void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n)
+{
+	struct btree_cache *bc = c->btree_cache;
+	struct cache_entry *e;
+
+	if (!n || !bc)
+		return;
+	for (e = bc->head; e; e = e->next)
+		if (e->n == n) {
+			if (e->ref)
+				e->ref--;
+			break;
+		}
+	cache_evict(bc);
+}
+
+void bch_btree_cache_exit(struct bch_fs *c)
+{
+	struct btree_cache *bc = c->btree_cache;
+	struct cache_entry *e, *next;
+
+	if (!bc)
+		return;
+	for (e = bc->head; e; e = next) {
+		next = e->next;
+		btree_node_free(e->n);
+		free(e);
+	}
+	free(bc);
+	c->btree_cache = NULL;
+}
+
+/* ---- positions ---- */
+
+static bool is_extents(unsigned btree_id)
+{
+	return btree_id == BTREE_ID_EXTENTS;
+}
+
+/* Successor for node boundaries (20 §20.1.2); false if there is none. */
+static bool pos_successor(unsigned btree_id, struct bpos_h p, struct bpos_h *ret)
+{
+	*ret = p;
+	switch (btree_id) {
+	case BTREE_ID_EXTENTS:
+		return true;
+	case BTREE_ID_INODES:
+		if (p.inode == UINT64_MAX)
+			return false;
+		ret->inode++;
+		ret->offset = 0;
+		return true;
+	default:
+		if (++ret->offset)
+			return true;
+		if (p.inode == UINT64_MAX)
+			return false;
+		ret->inode++;
+		return true;
+	}
+}
+
+/* Is key position @kp at or after the search position (extents: strictly after)? */
+static bool pos_reached(unsigned btree_id, struct bpos_h kp, struct bpos_h search)
+{
+	int c = bpos_cmp(kp, search);
+
+	return is_extents(btree_id) ? c > 0 : c >= 0;
+}
+
+static void pr_pos(struct printbuf *out, struct bpos_h p)
+{
+	if (bpos_eq(p, POS_H_MAX))
+		pr_str(out, "POS_MAX");
+	else
+		pr_buf(out, "%llu:%llu", (unsigned long long)p.inode,
+		       (unsigned long long)p.offset);
+}
+
+/* ---- journal overlay ---- */
+
+struct aged_key {
+	struct bkey_ref	k;
+	uint64_t	seq;
+	unsigned	idx;
+};
+
+static int aged_cmp(const void *_a, const void *_b)
+{
+	const struct aged_key *a = _a, *b = _b;
+
+	if (a->seq != b->seq)
+		return a->seq < b->seq ? -1 : 1;
+	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Journal keys of leaf range [min, max], clipped to it (extents), oldest first. */
+static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
+				   struct bpos_h min, struct bpos_h max,
+				   struct node_arena *arena, struct aged_key **out)
+{
+	const struct journal_state *j = &c->journal;
+	struct aged_key *v = NULL;
+	size_t i, nr = 0;
+
+	for (i = 0; i < j->nr_keys; i++) {
+		const struct journal_key *jk = &j->keys[i];
+		struct bkey_ref k = jk->k;
+
+		if (jk->btree_id != btree_id || jk->level)
+			continue;
+		if (is_extents(btree_id)) {
+			struct bpos_h start = bkey_start_pos(&k.k);
+
+			if (bpos_cmp(k.k.p, min) <= 0 || bpos_cmp(start, max) >= 0)
+				continue;
+			if (!k.k.size) {
+				if (bpos_cmp(k.k.p, max) > 0)
+					continue;
+			} else {
+				uint64_t s = start.offset, e = k.k.p.offset;
+
+				if (bpos_cmp(start, min) < 0)
+					s = min.offset;
+				if (bpos_cmp(k.k.p, max) > 0)
+					e = max.offset;
+				if (s != start.offset || e != k.k.p.offset)
+					k = bch_extent_piece(&jk->k, s, e, arena);
+			}
+		} else if (bpos_cmp(k.k.p, min) < 0 || bpos_cmp(k.k.p, max) > 0) {
+			continue;
+		}
+		v = xrealloc(v, (nr + 1) * sizeof(*v));
+		v[nr].k = k;
+		v[nr].seq = jk->seq;
+		v[nr].idx = jk->idx;
+		nr++;
+	}
+	if (nr)
+		qsort(v, nr, sizeof(*v), aged_cmp);
+	*out = v;
+	return nr;
+}
+
+/*
+ * Lay the journal keys of [min, max] over the node keys @nk: the journal
+ * keys (oldest first) are cut into runs that are each sorted without
+ * overlap, and every run is applied over the result so far.
+ */
+static void leaf_overlay(struct btree_iter *iter, const struct bkey_ref *nk, size_t nr)
+{
+	struct bch_fs *c = iter->c;
+	bool extents = is_extents(iter->btree_id);
+	struct aged_key *jk;
+	size_t nr_j = journal_keys_collect(c, iter->btree_id, iter->leaf_min,
+					   iter->leaf_max, iter->arena, &jk);
+	struct bkey_ref *jrefs = xcalloc(nr_j + 1, sizeof(*jrefs));
+	struct key_run *runs = xcalloc(nr_j + 1, sizeof(*runs));
+	unsigned nr_runs = 0;
+	size_t i;
+
+	runs[nr_runs++] = (struct key_run) { .k = nk, .nr = nr };
+	for (i = 0; i < nr_j; i++) {
+		struct key_run *r = &runs[nr_runs - 1];
+		bool fits = nr_runs > 1 && r->nr &&
+			(extents
+			 ? bpos_cmp(r->k[r->nr - 1].k.p, bkey_start_pos(&jk[i].k.k)) <= 0
+			 : bpos_cmp(r->k[r->nr - 1].k.p, jk[i].k.k.p) < 0);
+
+		jrefs[i] = jk[i].k;
+		if (!fits)
+			runs[nr_runs++] = (struct key_run) { .k = &jrefs[i], .nr = 0 };
+		runs[nr_runs - 1].nr++;
+	}
+
+	free(iter->keys);
+	bch_keys_overlay(extents, runs, nr_runs, iter->arena, &iter->keys, &iter->nr_keys);
+	if (extents && nr_j) {
+		struct btree_node_ctx ctx;
+
+		btree_node_ctx_init(&ctx, c);
+		iter->nr_keys = bch_extents_merge(iter->keys, iter->nr_keys, ctx.bucket_size);
+	}
+	free(runs);
+	free(jrefs);
+	free(jk);
+}
+
+/* ---- descending ---- */
+
+static void iter_error(struct btree_iter *iter)
+{
+	iter->nr_errors++;
+}
+
+/*
+ * Which child of interior node @n holds @search: sets *@idx, *@min (the
+ * child's expected min key). False if no child does (the rest of the
+ * node's range is empty).
+ */
+static bool child_find(struct btree_iter *iter, const struct btree_node_h *n,
+		       struct bpos_h search, size_t *idx, struct bpos_h *min)
+{
+	size_t i;
+
+	for (i = 0; i < n->nr_keys; i++)
+		if (pos_reached(iter->btree_id, n->keys[i].k.p, search))
+			break;
+	if (i == n->nr_keys)
+		return false;
+	*idx = i;
+	*min = n->min_key;
+	if (i && !pos_successor(iter->btree_id, n->keys[i - 1].k.p, min))
+		*min = n->keys[i - 1].k.p;
+	return true;
+}
+
+/* Load the leaf range that contains iter->pos into iter->keys. */
+static int iter_load_leaf(struct btree_iter *iter)
+{
+	struct bch_fs *c = iter->c;
+	const struct btree_root_h *root = &c->roots[iter->btree_id];
+	struct btree_node_expect exp;
+	struct btree_node_h *n = NULL, *parent = NULL;
+	const struct bkey_ref *ptr;
+	int ret;
+
+	iter->nr_keys = iter->idx = 0;
+	iter->leaf_min = POS_H_MIN;
+	iter->leaf_max = POS_H_MAX;
+
+	if (!root->present) {
+		leaf_overlay(iter, NULL, 0);
+		return 0;
+	}
+	if (root->level >= BTREE_ITER_MAX_DEPTH) {
+		if (iter->err)
+			pr_buf(iter->err, "btree %u: root level %u is too deep: btree not read\n",
+			       iter->btree_id, root->level);
+		iter_error(iter);
+		c->nr_errors++;
+		return -BCH_ERR_btree_node_invalid;
+	}
+
+	ptr = &root->key;
+	exp = (struct btree_node_expect) {
+		.btree_id = iter->btree_id, .level = root->level,
+		.min_key = POS_H_MIN, .max_key = root->key.k.p, .check_min = true,
+	};
+
+	while (1) {
+		size_t idx;
+		struct bpos_h min;
+
+		ret = bch_btree_node_get(c, ptr, &exp, &n, iter->err);
+		if (parent)
+			bch_btree_node_put(c, parent);
+		parent = NULL;
+		iter->leaf_min = exp.min_key;
+		iter->leaf_max = exp.max_key;
+		if (ret) {
+			iter_error(iter);
+			n = NULL;
+			break;			/* the range of the node is lost */
+		}
+		if (!n->level)
+			break;
+
+		if (!child_find(iter, n, iter->pos, &idx, &min)) {
+			/* nothing after pos in this node's range */
+			if (n->nr_keys && !bpos_eq(n->keys[n->nr_keys - 1].k.p, n->max_key)) {
+				struct printbuf a = PRINTBUF, b = PRINTBUF;
+
+				pr_pos(&a, n->keys[n->nr_keys - 1].k.p);
+				pr_pos(&b, n->max_key);
+				if (iter->err)
+					pr_buf(iter->err, "btree node dev %u sector %llu (btree %u level %u): topology: last child ends at %s before the node's max key %s\n",
+					       n->dev, (unsigned long long)n->sector,
+					       n->btree_id, n->level, a.buf ? a.buf : "",
+					       b.buf ? b.buf : "");
+				printbuf_exit(&a);
+				printbuf_exit(&b);
+				iter_error(iter);
+				c->nr_errors++;
+			}
+			iter->leaf_min = iter->pos;
+			iter->leaf_max = n->max_key;
+			bch_btree_node_put(c, n);
+			n = NULL;
+			break;
+		}
+		ptr = &n->keys[idx];
+		exp = (struct btree_node_expect) {
+			.btree_id = iter->btree_id, .level = n->level - 1,
+			.min_key = min, .max_key = ptr->k.p, .check_min = true,
+		};
+		parent = n;
+	}
+
+	leaf_overlay(iter, n ? n->keys : NULL, n ? n->nr_keys : 0);
+	if (n)
+		bch_btree_node_put(c, n);
+	return 0;
+}
+
+void bch_btree_iter_init(struct btree_iter *iter, struct bch_fs *c,
+			 unsigned btree_id, struct bpos_h pos, struct printbuf *err)
+{
+	memset(iter, 0, sizeof(*iter));
+	iter->c = c;
+	iter->btree_id = btree_id;
+	iter->pos = pos;
+	iter->err = err;
+	iter->arena = node_arena_new();
+	if (btree_id >= BCH_NR_BTREES)
+		iter->ret = -EINVAL;
+}
+
+/* Move to the next leaf range; false at the end of the btree. */
+static bool iter_next_leaf(struct btree_iter *iter)
+{
+	struct bpos_h next;
+
+	if (bpos_eq(iter->leaf_max, POS_H_MAX) ||
+	    !pos_successor(iter->btree_id, iter->leaf_max, &next))
+		return false;
+	if (!is_extents(iter->btree_id) && bpos_cmp(next, iter->leaf_max) <= 0)
+		return false;
+	iter->pos = next;
+	return true;
+}
+
+int bch_btree_iter_peek(struct btree_iter *iter, struct bkey_ref **k)
+{
+	*k = NULL;
+	if (iter->ret)
+		return iter->ret;
+	if (iter->at_end)
+		return 0;
+
+	while (1) {
+		if (!iter->started) {
+			int ret = iter_load_leaf(iter);
+
+			if (ret) {
+				iter->ret = ret;
+				return ret;
+			}
+			iter->started = true;
+		}
+		while (iter->idx < iter->nr_keys &&
+		       !pos_reached(iter->btree_id, iter->keys[iter->idx].k.p, iter->pos))
+			iter->idx++;
+		if (iter->idx < iter->nr_keys) {
+			*k = &iter->keys[iter->idx];
+			return 0;
+		}
+		if (!iter_next_leaf(iter)) {
+			iter->at_end = true;
+			return 0;
+		}
+		iter->started = false;
+	}
+}
+
+void bch_btree_iter_advance(struct btree_iter *iter)
+{
+	if (!iter->started || iter->idx >= iter->nr_keys)
+		return;
+	/*
+	 * Just after the key: extents search strictly after their end; other
+	 * btrees use the next snapshot (keys all have snapshot 0).
+	 */
+	iter->pos = iter->keys[iter->idx].k.p;
+	if (!is_extents(iter->btree_id) && iter->pos.snapshot < UINT32_MAX)
+		iter->pos.snapshot++;
+	iter->idx++;
+}
+
+int bch_btree_iter_next(struct btree_iter *iter, struct bkey_ref **k)
+{
+	int ret = bch_btree_iter_peek(iter, k);
+
+	if (!ret && *k) {
+		struct bkey_ref *cur = *k;
+
+		bch_btree_iter_advance(iter);
+		*k = cur;
+	}
+	return ret;
+}
+
+void bch_btree_iter_exit(struct btree_iter *iter)
+{
+	free(iter->keys);
+	node_arena_free(iter->arena);
+	memset(iter, 0, sizeof(*iter));
+}
+
+/* ---- node walk ---- */
+
+struct walk {
+	struct bch_fs	*c;
+	unsigned	btree_id;
+	unsigned	root_level;
+	int		(*fn)(void *arg, const struct btree_node_visit *v);
+	void		*arg;
+	struct printbuf	*err;
+};
+
+static int walk_node(struct walk *w, const struct bkey_ref *ptr,
+		     const struct btree_node_expect *exp)
+{
+	struct btree_node_visit v = {
+		.btree_id = w->btree_id, .level = exp->level,
+		.root_level = w->root_level, .ptr = ptr,
+	};
+	struct btree_node_h *n = NULL;
+	int ret;
+	size_t i;
+
+	v.read_err = bch_btree_node_get(w->c, ptr, exp, &n, w->err);
+	if (!v.read_err && n->level) {
+		struct bpos_h min = n->min_key;
+
+		for (i = 0; i < n->nr_keys; i++) {
+			struct btree_node_expect cexp = {
+				.btree_id = w->btree_id, .level = n->level - 1,
+				.min_key = min, .max_key = n->keys[i].k.p,
+				.check_min = true,
+			};
+
+			ret = walk_node(w, &n->keys[i], &cexp);
+			if (ret) {
+				bch_btree_node_put(w->c, n);
+				return ret;
+			}
+			if (!pos_successor(w->btree_id, n->keys[i].k.p, &min))
+				break;
+		}
+	}
+	v.n = n;
+	ret = w->fn(w->arg, &v);
+	bch_btree_node_put(w->c, n);
+	return ret;
+}
+
+int bch_btree_walk_nodes(struct bch_fs *c, unsigned btree_id,
+			 int (*fn)(void *arg, const struct btree_node_visit *v),
+			 void *arg, struct printbuf *err)
+{
+	const struct btree_root_h *root;
+	struct btree_node_expect exp;
+	struct walk w = { .c = c, .btree_id = btree_id, .fn = fn, .arg = arg, .err = err };
+
+	if (btree_id >= BCH_NR_BTREES)
+		return -EINVAL;
+	root = &c->roots[btree_id];
+	if (!root->present)
+		return 0;
+	if (root->level >= BTREE_ITER_MAX_DEPTH) {
+		if (err)
+			pr_buf(err, "btree %u: root level %u is too deep: btree not read\n",
+			       btree_id, root->level);
+		c->nr_errors++;
+		return -BCH_ERR_btree_node_invalid;
+	}
+	w.root_level = root->level;
+	exp = (struct btree_node_expect) {
+		.btree_id = btree_id, .level = root->level,
+		.min_key = POS_H_MIN, .max_key = root->key.k.p, .check_min = true,
+	};
+	return walk_node(&w, &root->key, &exp);
+}
+
+/* ---- bucket gens from the alloc btree ---- */
+
+int bch_btree_read_bucket_gens(struct bch_fs *c, struct printbuf *err)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		struct bch_member_dev *d = c->devs[i];
+
+		if (d && !d->bucket_gens && d->nbuckets && d->nbuckets <= SIZE_MAX)
+			d->bucket_gens = xcalloc(d->nbuckets, 1);
+	}
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, err);
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k) {
+		struct bch_member_dev *d = k->k.p.inode < BCH_FS_MAX_DEVS
+			? c->devs[k->k.p.inode] : NULL;
+		struct bch_alloc_h a;
+
+		if (!d || !d->bucket_gens || k->k.p.offset >= d->nbuckets ||
+		    bch_alloc_decode(k, &a))
+			continue;	/* alloc key validation is fsck's job */
+		d->bucket_gens[k->k.p.offset] = a.gen;
+	}
+	bch_btree_iter_exit(&iter);
+	return ret;
+}
