@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs fsck: check a filesystem and (with -y/-p) repair it.
+ * Exit status follows fsck(8): 0 clean, 1 errors corrected, 4 errors left
+ * uncorrected, 8 operational error, 16 usage error, 32 cancelled.
+ */
+#include "cmds.h"
+#include "libbcachefs/errcode.h"
+#include "libbcachefs/fs.h"
+#include "libbcachefs/fsck.h"
+#include "libbcachefs/problems.h"
+#include "libbcachefs/util.h"
+#include "libbcachefs/mounted.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum {
+	FSCK_EXIT_OK		= 0,
+	FSCK_EXIT_FIXED		= 1,
+	FSCK_EXIT_LEFT		= 4,
+	FSCK_EXIT_ERROR		= 8,
+	FSCK_EXIT_USAGE		= 16,
+	FSCK_EXIT_CANCELLED	= 32,
+};
+
+const char cmd_fsck_usage[] =
+	"Usage: bcachefs fsck [OPTION]... DEVICE...\n"
+	"Check a bcachefs filesystem (all its member devices), and repair it.\n"
+	"\n"
+	"  -n                     check only: open the devices read-only, change nothing\n"
+	"  -p, -a                 repair what is safe to repair without asking (for boot)\n"
+	"  -y                     repair everything that can be repaired\n"
+	"  -f                     force a full check (always done; accepted for fsck(8))\n"
+	"  -v                     verbose: say what each pass does\n"
+	"      --json             print a JSON summary of the problems found on stdout\n"
+	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
+	"                         from FILE (- for standard input)\n"
+	"  -h, --help             display this help and exit\n"
+	"\n"
+	"Without -n, -p or -y, fsck asks before each repair (y = yes, n = no,\n"
+	"a = yes to all problems of this kind, q = quit).\n"
+	"\n"
+	"Exit status (fsck(8)): 0 no errors, 1 errors corrected, 4 errors left\n"
+	"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n";
+
+struct fsck_cli {
+	bool	json;
+	bool	verbose;
+};
+
+static void fsck_report(void *priv, enum bch_problem p, const char *msg)
+{
+	struct fsck_cli *cli = priv;
+
+	/* with --json stdout carries the summary only */
+	fprintf(cli->json ? stderr : stdout, "%s\n", msg);
+}
+
+static enum fsck_answer fsck_ask(void *priv, enum bch_problem p, const char *msg)
+{
+	char *line = NULL;
+	size_t n = 0;
+	enum fsck_answer a = FSCK_ANSWER_NO;
+
+	printf("%s: fix? (y,n,a,q) ", msg);
+	fflush(stdout);
+	if (getline(&line, &n, stdin) < 0) {
+		free(line);
+		return FSCK_ANSWER_QUIT;
+	}
+	switch (line[0]) {
+	case 'y': case 'Y': a = FSCK_ANSWER_YES; break;
+	case 'a': case 'A': a = FSCK_ANSWER_ALL; break;
+	case 'q': case 'Q': a = FSCK_ANSWER_QUIT; break;
+	}
+	free(line);
+	return a;
+}
+
+static void fsck_progress(void *priv, const char *msg)
+{
+	struct fsck_cli *cli = priv;
+
+	if (cli->verbose)
+		fprintf(cli->json ? stderr : stdout, "%s\n", msg);
+}
+
+static int fsck_exit_code(const struct fsck_state *s)
+{
+	int ret = 0;
+
+	if (s->nr_fixed)
+		ret |= FSCK_EXIT_FIXED;
+	if (fsck_nr_left(s))
+		ret |= FSCK_EXIT_LEFT;
+	if (s->cancelled)
+		ret |= FSCK_EXIT_CANCELLED;
+	return ret;
+}
+
+int cmd_fsck(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json",		no_argument,		NULL, 'J' },
+		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct fsck_cli cli = { 0 };
+	struct bch_fs_opts opts = { .read_only = true, .degraded = true };
+	enum fsck_mode mode = FSCK_ASK;
+	struct fsck_state s;
+	struct printbuf err = PRINTBUF;
+	struct bch_fs *c = NULL;
+	int opt, ret, code;
+
+	while ((opt = getopt_long(argc, argv, "apnyfvh", longopts, NULL)) != -1)
+		switch (opt) {
+		case 'a':
+		case 'p':
+			mode = FSCK_PREEN;
+			break;
+		case 'n':
+			mode = FSCK_NO;
+			break;
+		case 'y':
+			mode = FSCK_YES;
+			break;
+		case 'f':
+			break;
+		case 'v':
+			cli.verbose = true;
+			opts.verbose++;
+			break;
+		case 'J':
+			cli.json = true;
+			break;
+		case 'P':
+			opts.passphrase_file = optarg;
+			break;
+		case 'h':
+			cmd_help(cmd_fsck_usage);
+		default:
+			exit(FSCK_EXIT_USAGE);
+		}
+	argc -= optind;
+	argv += optind;
+
+	if (!argc) {
+		fprintf(stderr, "bcachefs fsck: no device given\n%s", "Usage: bcachefs fsck [OPTION]... DEVICE...\n");
+		return FSCK_EXIT_USAGE;
+	}
+	if (mode == FSCK_ASK && !isatty(STDIN_FILENO)) {
+		/* nobody to ask: behave like -n, and say so */
+		fprintf(stderr, "bcachefs fsck: standard input is not a terminal: checking only (use -p or -y to repair)\n");
+		mode = FSCK_NO;
+	}
+
+	for (int i = 0; i < argc; i++) {
+		ret = dev_mounted_check(argv[i]);
+		if (ret > 0 && mode != FSCK_NO) {
+			fprintf(stderr, "bcachefs fsck: %s is mounted or in use: refusing to repair it "
+				"(unmount it first, or check only with -n)\n", argv[i]);
+			return FSCK_EXIT_ERROR;
+		}
+		if (ret > 0)
+			fprintf(stderr, "bcachefs fsck: warning: %s is mounted or in use: "
+				"results may be inconsistent\n", argv[i]);
+	}
+
+	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
+	opts.fsck = &s;
+	opts.ask_passphrase = isatty(STDIN_FILENO) && !opts.passphrase_file;
+	/* Repairs need the read-write engine; until then every mode only checks. */
+	opts.read_only = true;
+
+	ret = bch_fs_open(argv, argc, &opts, &c, &err);
+	if (ret) {
+		fprintf(stderr, "bcachefs fsck: cannot open %s%s: %s\n%s",
+			argv[0], argc > 1 ? " (and the other devices)" : "",
+			bch_err_str(ret), printbuf_str(&err));
+		printbuf_exit(&err);
+		return FSCK_EXIT_ERROR;
+	}
+	if (err.pos)
+		fputs(printbuf_str(&err), cli.json ? stderr : stdout);
+	printbuf_reset(&err);
+
+	ret = bch_fsck_run(c, &s, fsck_progress, &cli);
+	bch_fs_close(c);
+
+	code = fsck_exit_code(&s);
+	if (ret < 0) {
+		fprintf(stderr, "bcachefs fsck: check stopped: %s\n", bch_err_str(ret));
+		code |= FSCK_EXIT_ERROR;
+	}
+
+	struct printbuf out = PRINTBUF;
+	if (cli.json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "device", argv[0]);
+		json_u64(&j, "exit_code", code);
+		fsck_summary_to_json(&j, &s);
+		json_obj_end(&j);
+	} else {
+		fsck_summary_to_text(&out, &s);
+		if (!s.nr_seen)
+			pr_buf(&out, "%s: clean\n", argv[0]);
+		else
+			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left\n", argv[0],
+			       s.nr_seen, s.nr_seen == 1 ? "" : "s", s.nr_fixed, fsck_nr_left(&s));
+	}
+	fputs(printbuf_str(&out), stdout);
+	printbuf_exit(&out);
+	printbuf_exit(&err);
+	return code;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fsck: the passes, in order, over an open filesystem. Each pass says
+ * what it checks and what it leaves for the next; every problem goes
+ * through fsck_fix() (problems.h).
+ */
+#ifndef BCH_FSCK_H
+#define BCH_FSCK_H
+
+struct bch_fs;
+struct fsck_state;
+
+/* Progress lines ("checking btree nodes") go to @progress when not NULL. */
+typedef void (*fsck_progress_fn)(void *priv, const char *msg);
+
+/*
+ * Run every pass. Returns 0 when the passes ran (problems are counted in
+ * @s), or a negative error when checking could not go on.
+ */
+int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
+		 fsck_progress_fn progress, void *priv);
+
+#endif
