@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs format (and mkfs.bcachefs): spec 50 §2, 10 §5.
+ *
+ * Options are read left to right; device options apply to every device that
+ * follows until changed, except --fs_size, which applies to the next device
+ * only (spec 50 §2.2). Everything is checked and the superblock is built in
+ * memory before anything is written: a refused format leaves the devices as
+ * they were.
+ */
+#include "cmds.h"
+
+#include "libbcachefs/crypto.h"
+#include "libbcachefs/errcode.h"
+#include "libbcachefs/format.h"
+#include "libbcachefs/mkfs.h"
+#include "libbcachefs/super.h"
+#include "libbcachefs/util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_format_usage[] =
+"Usage: bcachefs format [OPTION]... [DEVICE OPTION]... DEVICE...\n"
+"Create a new bcachefs filesystem on one or more devices or image files.\n"
+"\n"
+"Filesystem options:\n"
+"  -b, --block_size=SIZE          Block size: 512, 1k, 2k or 4k (default: the\n"
+"                                 devices' block size, at most 4k)\n"
+"      --btree_node_size=SIZE     Btree node size: a power of two, 512 to 1M\n"
+"                                 (default: 256k, at most the smallest bucket)\n"
+"      --metadata_checksum_type=(none|crc32c|crc64)   default crc32c\n"
+"      --data_checksum_type=(none|crc32c|crc64)       default crc32c\n"
+"      --compression_type=(none|lz4|gzip|zstd)        default none\n"
+"      --background_compression_type=(none|lz4|gzip|zstd)\n"
+"      --str_hash=(crc32c|crc64|siphash)              default siphash\n"
+"      --replicas=N               Data and metadata replicas (1-3)\n"
+"      --data_replicas=N          Data replicas (1-3, default 1)\n"
+"      --metadata_replicas=N      Metadata replicas (1-3, default 1)\n"
+"      --data_replicas_required=N, --metadata_replicas_required=N\n"
+"                                 Replicas a write needs to succeed (1-3, default 1)\n"
+"      --foreground_target=TARGET Device (as given here) or disk group to write to\n"
+"      --background_target=TARGET Device or disk group to move data to\n"
+"      --promote_target=TARGET    Device or disk group to cache reads on\n"
+"      --encrypted                Encrypt the filesystem (ChaCha20/Poly1305); asks\n"
+"                                 for a passphrase\n"
+"      --passphrase_file=FILE     Read the passphrase from the first line of FILE\n"
+"      --no_passphrase            Store the encryption key unencrypted\n"
+"  -e, --error_action=(continue|remount-ro|panic)   default remount-ro\n"
+"      --gc_reserve_percent=N     5-20, default 8\n"
+"      --root_reserve_percent=N   0-99, default 0\n"
+"      --inodes_32bit             Keep inode numbers below 2^32\n"
+"      --wide_macs                Store 128-bit MACs instead of 80-bit\n"
+"      --noacl                    Disable POSIX ACLs\n"
+"      --usrquota, --grpquota, --prjquota   Enable quotas\n"
+"  -L, --label=LABEL              Filesystem label (at most 32 bytes)\n"
+"  -U, --uuid=UUID                Filesystem (external) UUID (default: random)\n"
+"  -f, --force                    Format even if a device holds a filesystem\n"
+"                                 or a partition table\n"
+"      --no_initialize            Only write the superblocks (the filesystem is\n"
+"                                 initialised when it is first opened)\n"
+"  -q, --quiet                    Print only errors\n"
+"  -h, --help                     Print this help and exit\n"
+"\n"
+"Device options (they apply to every device that follows, until changed):\n"
+"      --fs_size=SIZE             Size of the filesystem on the next device only\n"
+"      --bucket_size=SIZE         Bucket size (default: from the device size)\n"
+"  -g, --group=LABEL              Disk group, e.g. ssd or hdd.fast\n"
+"      --discard                  Issue discards\n"
+"      --data_allowed=LIST        Comma-separated: journal,btree,data (default all three)\n"
+"      --durability=N             0-2, default 1 (0: cache, 2: RAID device)\n"
+"\n"
+"SIZE is a number of bytes with an optional k, m, g, t, p or e suffix (powers\n"
+"of 1024). Example:\n"
+"  bcachefs format --group=ssd /dev/sdb --group=hdd /dev/sdc /dev/sdd \\\n"
+"                  --foreground_target=ssd --background_target=hdd\n"
+"\n"
+"Exit status: 0 formatted, 1 failed (nothing or only earlier devices written),\n"
+"16 usage error.\n";
+
+enum {
+	O_btree_node_size = 256,
+	O_metadata_checksum_type,
+	O_data_checksum_type,
+	O_compression_type,
+	O_background_compression_type,
+	O_str_hash,
+	O_replicas,
+	O_data_replicas,
+	O_metadata_replicas,
+	O_data_replicas_required,
+	O_metadata_replicas_required,
+	O_foreground_target,
+	O_background_target,
+	O_promote_target,
+	O_encrypted,
+	O_passphrase_file,
+	O_no_passphrase,
+	O_gc_reserve_percent,
+	O_root_reserve_percent,
+	O_inodes_32bit,
+	O_wide_macs,
+	O_noacl,
+	O_usrquota,
+	O_grpquota,
+	O_prjquota,
+	O_no_initialize,
+	O_fs_size,
+	O_bucket_size,
+	O_discard,
+	O_data_allowed,
+	O_durability,
+};
+
+static const struct option format_opts[] = {
+	{ "block_size",			required_argument, NULL, 'b' },
+	{ "btree_node_size",		required_argument, NULL, O_btree_node_size },
+	{ "metadata_checksum_type",	required_argument, NULL, O_metadata_checksum_type },
+	{ "data_checksum_type",		required_argument, NULL, O_data_checksum_type },
+	{ "compression_type",		required_argument, NULL, O_compression_type },
+	{ "background_compression_type", required_argument, NULL, O_background_compression_type },
+	{ "str_hash",			required_argument, NULL, O_str_hash },
+	{ "replicas",			required_argument, NULL, O_replicas },
+	{ "data_replicas",		required_argument, NULL, O_data_replicas },
+	{ "metadata_replicas",		required_argument, NULL, O_metadata_replicas },
+	{ "data_replicas_required",	required_argument, NULL, O_data_replicas_required },
+	{ "metadata_replicas_required",	required_argument, NULL, O_metadata_replicas_required },
+	{ "foreground_target",		required_argument, NULL, O_foreground_target },
+	{ "background_target",		required_argument, NULL, O_background_target },
+	{ "promote_target",		required_argument, NULL, O_promote_target },
+	{ "encrypted",			no_argument,	   NULL, O_encrypted },
+	{ "passphrase_file",		required_argument, NULL, O_passphrase_file },
+	{ "no_passphrase",		no_argument,	   NULL, O_no_passphrase },
+	{ "error_action",		required_argument, NULL, 'e' },
+	{ "gc_reserve_percent",		required_argument, NULL, O_gc_reserve_percent },
+	{ "root_reserve_percent",	required_argument, NULL, O_root_reserve_percent },
+	{ "inodes_32bit",		no_argument,	   NULL, O_inodes_32bit },
+	{ "wide_macs",			no_argument,	   NULL, O_wide_macs },
+	{ "noacl",			no_argument,	   NULL, O_noacl },
+	{ "usrquota",			no_argument,	   NULL, O_usrquota },
+	{ "grpquota",			no_argument,	   NULL, O_grpquota },
+	{ "prjquota",			no_argument,	   NULL, O_prjquota },
+	{ "label",			required_argument, NULL, 'L' },
+	{ "uuid",			required_argument, NULL, 'U' },
+	{ "force",			no_argument,	   NULL, 'f' },
+	{ "no_initialize",		no_argument,	   NULL, O_no_initialize },
+	{ "fs_size",			required_argument, NULL, O_fs_size },
+	{ "bucket_size",		required_argument, NULL, O_bucket_size },
+	{ "group",			required_argument, NULL, 'g' },
+	{ "discard",			no_argument,	   NULL, O_discard },
+	{ "data_allowed",		required_argument, NULL, O_data_allowed },
+	{ "durability",			required_argument, NULL, O_durability },
+	{ "quiet",			no_argument,	   NULL, 'q' },
+	{ "help",			no_argument,	   NULL, 'h' },
+	{ NULL }
+};
+
+/* The name the user typed for the current option, for messages. */
+static const char *opt_name(int c, int longidx, char *buf, size_t len)
+{
+	if (longidx >= 0)
+		snprintf(buf, len, "--%s", format_opts[longidx].name);
+	else
+		snprintf(buf, len, "-%c", c);
+	return buf;
+}
+
+/* Parse error in an option value: usage error (exit 16). */
+static noreturn void bad_value(struct printbuf *err)
+{
+	cmd_usage_error(cmd_format_usage, "%s", printbuf_str(err));
+}
+
+/* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
+static void confirm_overwrite(const char *path, const char *what)
+{
+	char *line = NULL;
+	size_t n = 0;
+
+	if (!isatty(STDIN_FILENO))
+		die("%s contains %s; refusing to format it (use --force to format it anyway)",
+		    path, what);
+
+	printf("%s contains %s\n", path, what);
+	printf("Proceed anyway? (y,n) ");
+	fflush(stdout);
+	if (getline(&line, &n, stdin) < 0)
+		die("error reading from standard input; nothing was written");
+	if (line[0] != 'y' && line[0] != 'Y') {
+		free(line);
+		die("not formatting %s; nothing was written", path);
+	}
+	free(line);
+}
+
+int cmd_format(int argc, char *argv[])
+{
+	struct mkfs_opts opts;
+	struct mkfs_dev_opts dev_opts;
+	struct mkfs_dev *devs = NULL;
+	unsigned nr = 0, v;
+	bool force = false, quiet = false, no_passphrase = false;
+	const char *passphrase_file = NULL, *dev_opt_after_last = NULL;
+	char *passphrase = NULL;
+	size_t passphrase_len = 0;
+	struct printbuf err = PRINTBUF;
+	struct bch_sb *sb = NULL;
+	char namebuf[64];
+	int c, longidx, ret;
+
+	mkfs_opts_init(&opts);
+	mkfs_dev_opts_init(&dev_opts);
+
+	opterr = 0;	/* we report unknown options ourselves, as usage errors */
+	optind = 1;
+	while (longidx = -1,
+	       (c = getopt_long(argc, argv, "-:b:e:L:U:fg:t:qh", format_opts, &longidx)) != -1) {
+		const char *name = opt_name(c, longidx, namebuf, sizeof(namebuf));
+
+		switch (c) {
+		case 1:		/* a device: takes the current device options */
+			devs = xrealloc(devs, (nr + 1) * sizeof(*devs));
+			memset(&devs[nr], 0, sizeof(devs[nr]));
+			devs[nr].path = optarg;
+			devs[nr].opts = dev_opts;
+			nr++;
+			dev_opts.fs_size = 0;	/* the only option that does not carry over */
+			dev_opt_after_last = NULL;
+			break;
+		case 'b':
+			if (mkfs_parse_block_size(name, optarg, &opts.block_size, &err))
+				bad_value(&err);
+			break;
+		case O_btree_node_size:
+			if (mkfs_parse_btree_node_size(name, optarg, &opts.btree_node_size, &err))
+				bad_value(&err);
+			break;
+		case O_metadata_checksum_type:
+			if (mkfs_parse_csum(name, optarg, &opts.meta_csum, &err))
+				bad_value(&err);
+			break;
+		case O_data_checksum_type:
+			if (mkfs_parse_csum(name, optarg, &opts.data_csum, &err))
+				bad_value(&err);
+			break;
+		case O_compression_type:
+			if (mkfs_parse_compression(name, optarg, &opts.compression, &err))
+				bad_value(&err);
+			break;
+		case O_background_compression_type:
+			if (mkfs_parse_compression(name, optarg, &opts.background_compression, &err))
+				bad_value(&err);
+			break;
+		case O_str_hash:
+			if (mkfs_parse_str_hash(name, optarg, &opts.str_hash, &err))
+				bad_value(&err);
+			break;
+		case O_replicas:
+			if (mkfs_parse_replicas(name, optarg, &v, &err))
+				bad_value(&err);
+			opts.meta_replicas = opts.data_replicas = v;
+			break;
+		case O_data_replicas:
+			if (mkfs_parse_replicas(name, optarg, &opts.data_replicas, &err))
+				bad_value(&err);
+			break;
+		case O_metadata_replicas:
+			if (mkfs_parse_replicas(name, optarg, &opts.meta_replicas, &err))
+				bad_value(&err);
+			break;
+		case O_data_replicas_required:
+			if (mkfs_parse_replicas(name, optarg, &opts.data_replicas_req, &err))
+				bad_value(&err);
+			break;
+		case O_metadata_replicas_required:
+			if (mkfs_parse_replicas(name, optarg, &opts.meta_replicas_req, &err))
+				bad_value(&err);
+			break;
+		case O_foreground_target:
+			opts.foreground_target = optarg;
+			break;
+		case O_background_target:
+			opts.background_target = optarg;
+			break;
+		case O_promote_target:
+			opts.promote_target = optarg;
+			break;
+		case O_encrypted:
+			opts.encrypted = true;
+			break;
+		case O_passphrase_file:
+			passphrase_file = optarg;
+			break;
+		case O_no_passphrase:
+			no_passphrase = true;
+			break;
+		case 'e':
+			if (mkfs_parse_error_action(name, optarg, &opts.error_action, &err))
+				bad_value(&err);
+			break;
+		case O_gc_reserve_percent:
+			if (mkfs_parse_uint(name, optarg, 5, 20, &opts.gc_reserve, &err))
+				bad_value(&err);
+			break;
+		case O_root_reserve_percent:
+			if (mkfs_parse_uint(name, optarg, 0, 99, &opts.root_reserve, &err))
+				bad_value(&err);
+			break;
+		case O_inodes_32bit:
+			opts.inodes_32bit = true;
+			break;
+		case O_wide_macs:
+			opts.wide_macs = true;
+			break;
+		case O_noacl:
+			opts.acl = false;
+			break;
+		case O_usrquota:
+			opts.usrquota = true;
+			break;
+		case O_grpquota:
+			opts.grpquota = true;
+			break;
+		case O_prjquota:
+			opts.prjquota = true;
+			break;
+		case 'L':
+			if (mkfs_check_label(name, optarg, &err))
+				bad_value(&err);
+			opts.label = optarg;
+			break;
+		case 'U':
+			if (mkfs_parse_uuid(name, optarg, opts.user_uuid, &err))
+				bad_value(&err);
+			break;
+		case 'f':
+			force = true;
+			break;
+		case O_no_initialize:
+			/* this version always leaves initialisation to the first open */
+			break;
+		case 't':
+			/* the removed tier option of the 2018 tool: accepted, ignored */
+			fprintf(stderr, "bcachefs format: -t is obsolete and ignored\n");
+			break;
+		case O_fs_size:
+			if (mkfs_parse_fs_size(name, optarg, &dev_opts.fs_size, &err))
+				bad_value(&err);
+			dev_opt_after_last = "--fs_size";
+			break;
+		case O_bucket_size:
+			if (mkfs_parse_bucket_size(name, optarg, &dev_opts.bucket_size, &err))
+				bad_value(&err);
+			dev_opt_after_last = "--bucket_size";
+			break;
+		case 'g':
+			if (mkfs_check_group_path(name, optarg, &err))
+				bad_value(&err);
+			dev_opts.group = optarg;
+			dev_opt_after_last = "--group";
+			break;
+		case O_discard:
+			dev_opts.discard = true;
+			dev_opt_after_last = "--discard";
+			break;
+		case O_data_allowed:
+			if (mkfs_parse_data_allowed(name, optarg, &dev_opts.data_allowed, &err))
+				bad_value(&err);
+			dev_opt_after_last = "--data_allowed";
+			break;
+		case O_durability:
+			if (mkfs_parse_durability(name, optarg, &dev_opts.durability, &err))
+				bad_value(&err);
+			dev_opt_after_last = "--durability";
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			cmd_help(cmd_format_usage);
+		case ':':
+			cmd_usage_error(cmd_format_usage, "option '%s' needs a value",
+					argv[optind - 1]);
+		default:
+			if (optopt)
+				cmd_usage_error(cmd_format_usage, "unknown option '-%c'", optopt);
+			cmd_usage_error(cmd_format_usage, "unknown or ambiguous option '%s'",
+					argv[optind - 1]);
+		}
+	}
+	/* words after "--" are devices too */
+	for (; optind < argc; optind++) {
+		devs = xrealloc(devs, (nr + 1) * sizeof(*devs));
+		memset(&devs[nr], 0, sizeof(devs[nr]));
+		devs[nr].path = argv[optind];
+		devs[nr].opts = dev_opts;
+		nr++;
+		dev_opts.fs_size = 0;
+		dev_opt_after_last = NULL;
+	}
+
+	if (!nr)
+		cmd_usage_error(cmd_format_usage, "please supply a device");
+	if (dev_opt_after_last)
+		cmd_usage_error(cmd_format_usage,
+				"%s after the last device applies to no device "
+				"(device options go before the devices they apply to)",
+				dev_opt_after_last);
+	if (nr > BCH_SB_MEMBERS_MAX)
+		cmd_usage_error(cmd_format_usage, "%u devices given (allowed: at most %u)",
+				nr, BCH_SB_MEMBERS_MAX);
+	for (unsigned i = 0; i < nr; i++)
+		for (unsigned j = 0; j < i; j++)
+			if (!strcmp(devs[i].path, devs[j].path))
+				cmd_usage_error(cmd_format_usage, "device %s given twice",
+						devs[i].path);
+	if ((no_passphrase || passphrase_file) && !opts.encrypted)
+		cmd_usage_error(cmd_format_usage, "%s needs --encrypted",
+				no_passphrase ? "--no_passphrase" : "--passphrase_file");
+	if (no_passphrase && passphrase_file)
+		cmd_usage_error(cmd_format_usage,
+				"--no_passphrase and --passphrase_file exclude each other");
+	if (opts.meta_replicas_req > opts.meta_replicas ||
+	    opts.data_replicas_req > opts.data_replicas)
+		cmd_usage_error(cmd_format_usage,
+				"required replicas (%u metadata, %u data) exceed the wanted "
+				"replicas (%u, %u)", opts.meta_replicas_req,
+				opts.data_replicas_req, opts.meta_replicas, opts.data_replicas);
+
+	/* The passphrase comes first, before any device is opened (spec 50 §2.6). */
+	if (opts.encrypted && !no_passphrase) {
+		ret = passphrase_file
+			? bch_read_passphrase_file(passphrase_file, &passphrase, &passphrase_len)
+			: bch_read_passphrase(STDIN_FILENO, "Enter passphrase: ", true,
+					      &passphrase, &passphrase_len);
+		if (ret == -EINVAL && !passphrase_file)
+			die("passphrases do not match");
+		if (ret == -ENODATA)
+			die("error reading passphrase%s%s: end of file",
+			    passphrase_file ? " from " : "", passphrase_file ?: "");
+		if (ret)
+			die("error reading passphrase%s%s: %s",
+			    passphrase_file ? " from " : "", passphrase_file ?: "",
+			    bch_err_str(ret));
+		if (!passphrase_len)
+			die("empty passphrase (use --no_passphrase to store the key unencrypted)");
+		opts.passphrase = passphrase;
+		opts.passphrase_len = passphrase_len;
+	}
+
+	for (unsigned i = 0; i < nr; i++)
+		if ((ret = mkfs_dev_open(&devs[i], &err)))
+			goto fail;
+
+	if (opts.data_replicas > nr || opts.meta_replicas > nr)
+		fprintf(stderr, "bcachefs format: warning: %u replicas wanted but only %u "
+			"device%s: writes will be degraded\n",
+			max_t(unsigned, opts.data_replicas, opts.meta_replicas), nr,
+			nr > 1 ? "s" : "");
+
+	if ((ret = mkfs_geometry(&opts, devs, nr, &err)) ||
+	    (ret = mkfs_build_sb(&opts, devs, nr, &sb, &err)) ||
+	    (ret = mkfs_check(sb, nr, &err)))
+		goto fail;
+
+	if (passphrase) {
+		bch_passphrase_free(passphrase, passphrase_len);
+		passphrase = NULL;
+		opts.passphrase = NULL;
+	}
+
+	if (!force)
+		for (unsigned i = 0; i < nr; i++) {
+			struct printbuf what = PRINTBUF;
+
+			if ((ret = mkfs_dev_probe(&devs[i], &what, &err))) {
+				printbuf_exit(&what);
+				goto fail;
+			}
+			if (what.pos)
+				confirm_overwrite(devs[i].path, printbuf_str(&what));
+			printbuf_exit(&what);
+		}
+
+	if ((ret = mkfs_write(sb, devs, nr, &err)))
+		goto fail;
+
+	if (!quiet) {
+		struct printbuf out = PRINTBUF;
+
+		bch_sb_to_text(&out, sb, 1U << BCH_SB_FIELD_members);
+		fputs(printbuf_str(&out), stdout);
+		printbuf_exit(&out);
+	}
+
+	for (unsigned i = 0; i < nr; i++)
+		mkfs_dev_close(&devs[i]);
+	free(devs);
+	free(sb);
+	printbuf_exit(&err);
+	return EXIT_OK;
+fail:
+	if (passphrase)
+		bch_passphrase_free(passphrase, passphrase_len);
+	for (unsigned i = 0; i < nr; i++)
+		mkfs_dev_close(&devs[i]);
+	/* -EINVAL: an option value that does not fit (bad target, sizes) */
+	if (ret == -EINVAL)
+		cmd_usage_error(cmd_format_usage, "%s", printbuf_str(&err));
+	die("%s", printbuf_str(&err));
+}
