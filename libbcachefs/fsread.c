@@ -1,0 +1,878 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Filesystem-level reads (see fsread.h): inodes, lookups with the string
+ * hash and linear probing (40 §40.6.3), readdir, file data assembled from
+ * extents with holes as zeroes (40 §40.1), symlinks and xattrs.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "btree.h"
+#include "dirent.h"
+#include "errcode.h"
+#include "format.h"
+#include "fs.h"
+#include "fsread.h"
+#include "inode.h"
+#include "io_read.h"
+#include "util.h"
+#include "xattr.h"
+
+/* ---- inodes ---- */
+
+int bch_inode_get(struct bch_fs *c, uint64_t inum, struct bch_inode_unpacked *inode,
+		  struct printbuf *err)
+{
+	struct printbuf ierr = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_INODES, POS_H(inum, 0), &ierr);
+	ret = bch_btree_iter_peek(&iter, &k);
+	if (ret)
+		goto out;
+	if (!k || k->k.p.inode != inum || k->k.p.offset != 0 ||
+	    k->k.type != BCH_INODE_FS) {
+		ret = -ENOENT;
+		goto out;
+	}
+	ret = bch_inode_unpack(k, inode);
+	if (ret) {
+		pr_buf(err, "inode %" PRIu64 ": cannot unpack: %s\n", inum, bch_err_str(ret));
+		goto out;
+	}
+	inode->bi_inum = inum;
+out:
+	if (ret && ret != -ENOENT && ierr.pos)
+		pr_str(err, printbuf_str(&ierr));
+	bch_btree_iter_exit(&iter);
+	printbuf_exit(&ierr);
+	return ret;
+}
+
+struct timespec bch_time_to_timespec(const struct bch_fs *c, uint64_t stored)
+{
+	int64_t ns = bch_inode_time_to_ns(stored, le64_to_cpu(c->sb->time_base_lo),
+					  le32_to_cpu(c->sb->time_precision));
+	struct timespec ts;
+	int64_t s = ns / 1000000000, r = ns % 1000000000;
+
+	if (r < 0) {
+		r += 1000000000;
+		s--;
+	}
+	ts.tv_sec = (time_t)s;
+	ts.tv_nsec = (long)r;
+	return ts;
+}
+
+void bch_inode_stat(const struct bch_fs *c, const struct bch_inode_unpacked *inode,
+		    struct bch_stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->ino		= inode->bi_inum;
+	st->mode	= inode->bi_mode;
+	st->nlink	= bch_inode_nlink_get(inode);
+	st->uid		= inode->bi_uid;
+	st->gid		= inode->bi_gid;
+	st->rdev_major	= bch_inode_dev_major(inode->bi_dev);
+	st->rdev_minor	= bch_inode_dev_minor(inode->bi_dev);
+	st->size	= inode->bi_size;
+	st->blocks	= inode->bi_sectors;
+	st->atime	= bch_time_to_timespec(c, inode->bi_atime);
+	st->mtime	= bch_time_to_timespec(c, inode->bi_mtime);
+	st->ctime	= bch_time_to_timespec(c, inode->bi_ctime);
+	st->otime	= bch_time_to_timespec(c, inode->bi_otime);
+	st->flags	= inode->bi_flags & 0x1f;
+}
+
+static bool inode_is_dir(const struct bch_inode_unpacked *inode)
+{
+	return ((inode->bi_mode >> 12) & 15) == BCH_DT_DIR;
+}
+
+/* ---- names ---- */
+
+/* A name we are willing to hand out: 1..255 bytes, no '/', no NUL, not "." or "..". */
+static bool name_ok(const uint8_t *name, size_t len)
+{
+	if (!len || len > BCH_NAME_MAX)
+		return false;
+	if (memchr(name, '/', len) || memchr(name, 0, len))
+		return false;
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return false;
+	return true;
+}
+
+static int hash_info(const struct bch_inode_unpacked *inode, struct bch_hash_info *h)
+{
+	return bch_hash_info_init(h, bch_inode_str_hash(inode), inode->bi_hash_seed);
+}
+
+/* Scan every dirent of @dir for @name. */
+static int lookup_scan(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
+		       uint64_t *inum, unsigned *d_type, struct printbuf *ierr)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir, 0), ierr);
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == dir) {
+		struct bch_dirent_h d;
+
+		if (k->k.type != BCH_DIRENT || bch_dirent_decode(k, &d))
+			continue;
+		if (d.name_len == len && !memcmp(d.name, name, len)) {
+			*inum = d.d_inum;
+			if (d_type)
+				*d_type = d.d_type;
+			goto out;
+		}
+	}
+	if (!ret)
+		ret = -ENOENT;
+out:
+	bch_btree_iter_exit(&iter);
+	return ret;
+}
+
+int bch_lookup(struct bch_fs *c, const struct bch_inode_unpacked *dir,
+	       const char *name, size_t len, unsigned flags,
+	       uint64_t *inum, unsigned *d_type, struct printbuf *err)
+{
+	struct printbuf ierr = PRINTBUF;
+	struct bch_hash_info h;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	uint64_t want;
+	int ret;
+
+	if (!inode_is_dir(dir))
+		return -ENOTDIR;
+	if (len > BCH_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (!len)
+		return -ENOENT;
+
+	ret = hash_info(dir, &h);
+	if (ret) {
+		pr_buf(err, "directory %" PRIu64 ": invalid string hash type %u\n",
+		       dir->bi_inum, bch_inode_str_hash(dir));
+		goto scan;
+	}
+	want = bch_dirent_hash(&h, name, len);
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir->bi_inum, want), &ierr);
+	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+		struct bch_dirent_h d;
+
+		/* an empty slot (no key at the next offset) ends the probe */
+		if (k->k.p.inode != dir->bi_inum || k->k.p.offset != want)
+			break;
+		if (k->k.type == BCH_DIRENT && !bch_dirent_decode(k, &d) &&
+		    d.name_len == len && !memcmp(d.name, name, len)) {
+			*inum = d.d_inum;
+			if (d_type)
+				*d_type = d.d_type;
+			bch_btree_iter_exit(&iter);
+			goto out;
+		}
+		if (want == UINT64_MAX)
+			break;
+		want++;
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	if (ret)
+		goto out;
+	ret = -ENOENT;
+scan:
+	if (flags & BCH_LOOKUP_SCAN)
+		ret = lookup_scan(c, dir->bi_inum, name, len, inum, d_type, &ierr);
+out:
+	if (ret && ret != -ENOENT && ierr.pos)
+		pr_str(err, printbuf_str(&ierr));
+	printbuf_exit(&ierr);
+	return ret;
+}
+
+int bch_lookup_path(struct bch_fs *c, const char *path, uint64_t *inum,
+		    struct printbuf *err)
+{
+	struct bch_inode_unpacked dir;
+	uint64_t cur = BCACHEFS_ROOT_INO;
+	const char *p = path;
+	int ret;
+
+	while (1) {
+		const char *e;
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		len = (size_t)(e - p);
+		if (len == 1 && p[0] == '.') {
+			p = e;
+			continue;
+		}
+		if (len == 2 && p[0] == '.' && p[1] == '.') {
+			pr_buf(err, "%s: \"..\" in paths is not supported\n", path);
+			return -EINVAL;
+		}
+		ret = bch_inode_get(c, cur, &dir, err);
+		if (ret) {
+			if (ret == -ENOENT)
+				pr_buf(err, "%s: directory inode %" PRIu64 " is missing\n", path, cur);
+			return ret;
+		}
+		ret = bch_lookup(c, &dir, p, len, BCH_LOOKUP_SCAN, &cur, NULL, err);
+		if (ret)
+			return ret;
+		p = e;
+	}
+	*inum = cur;
+	return 0;
+}
+
+int bch_readdir(struct bch_fs *c, uint64_t dir_inum, uint64_t cookie,
+		bch_readdir_fn fn, void *arg, unsigned long *nr_bad,
+		struct printbuf *err)
+{
+	struct printbuf ierr = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	char name[BCH_NAME_MAX + 1];
+	int ret;
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir_inum, cookie), &ierr);
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == dir_inum) {
+		struct bch_dirent_h d;
+
+		if (k->k.type != BCH_DIRENT)
+			continue;
+		if (bch_dirent_decode(k, &d) || !name_ok(d.name, d.name_len)) {
+			pr_buf(err, "directory %" PRIu64 ": skipping invalid dirent at offset %" PRIu64 "\n",
+			       dir_inum, k->k.p.offset);
+			if (nr_bad)
+				(*nr_bad)++;
+			continue;
+		}
+		memcpy(name, d.name, d.name_len);
+		name[d.name_len] = 0;
+		ret = fn(arg, name, d.name_len, d.d_inum, d.d_type,
+			 k->k.p.offset == UINT64_MAX ? UINT64_MAX : k->k.p.offset + 1);
+		if (ret)
+			break;
+	}
+	if (iter.nr_errors) {
+		pr_str(err, printbuf_str(&ierr));
+		if (nr_bad)
+			*nr_bad += iter.nr_errors;
+	} else if (ret < 0 && ierr.pos) {
+		pr_str(err, printbuf_str(&ierr));
+	}
+	bch_btree_iter_exit(&iter);
+	printbuf_exit(&ierr);
+	return ret;
+}
+
+/* ---- file data ---- */
+
+/* Re-use the iterator for reads at most this far ahead (sectors). */
+#define FILE_ITER_REUSE_SECTORS	(1U << 16)
+/* Largest single read (bytes); larger requests return short counts. */
+#define FILE_READ_MAX		(1U << 30)
+
+void bch_file_open(struct bch_fs *c, const struct bch_inode_unpacked *inode,
+		   struct bch_file *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->c	= c;
+	f->inum	= inode->bi_inum;
+	f->size	= inode->bi_size;
+}
+
+static void file_iter_drop(struct bch_file *f)
+{
+	if (f->iter_live)
+		bch_btree_iter_exit(&f->iter);
+	f->iter_live = false;
+}
+
+void bch_file_close(struct bch_file *f)
+{
+	file_iter_drop(f);
+	if (f->iter_err) {
+		printbuf_exit(f->iter_err);
+		free(f->iter_err);
+	}
+	bch_read_cache_exit(&f->rc);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Position the iterator at the first extent of the file ending after @sector. */
+static void file_seek(struct bch_file *f, uint64_t sector)
+{
+	if (f->iter_live && sector >= f->iter_sector &&
+	    sector - f->iter_sector <= FILE_ITER_REUSE_SECTORS)
+		return;
+	file_iter_drop(f);
+	if (!f->iter_err)
+		f->iter_err = xcalloc(1, sizeof(*f->iter_err));
+	bch_btree_iter_init(&f->iter, f->c, BTREE_ID_EXTENTS, POS_H(f->inum, sector),
+			    f->iter_err);
+	f->iter_live = true;
+	f->iter_sector = sector;
+}
+
+/*
+ * The key of this file at the iterator that ends after @sector, or NULL
+ * when the file has no more keys. Skips keys ending at or before @sector.
+ */
+static int file_peek(struct bch_file *f, uint64_t sector, struct bkey_ref **k)
+{
+	int ret;
+
+	while (1) {
+		ret = bch_btree_iter_peek(&f->iter, k);
+		if (ret || !*k)
+			return ret;
+		if ((*k)->k.p.inode != f->inum) {
+			*k = NULL;
+			return 0;
+		}
+		if ((*k)->k.p.offset > sector)
+			return 0;
+		f->iter_sector = (*k)->k.p.offset;
+		bch_btree_iter_advance(&f->iter);
+	}
+}
+
+static void file_advance(struct bch_file *f, const struct bkey_ref *k)
+{
+	f->iter_sector = k->k.p.offset;
+	bch_btree_iter_advance(&f->iter);
+}
+
+/* Btree problems met by this file's iterator become a read error. */
+static int file_check_iter(struct bch_file *f, unsigned long nr_errors_before,
+			   bool *partial, struct printbuf *err)
+{
+	if (f->iter.nr_errors == nr_errors_before)
+		return 0;
+	pr_buf(err, "inode %" PRIu64 ": extents btree could not be read completely:\n%s",
+	       f->inum, printbuf_str(f->iter_err));
+	printbuf_reset(f->iter_err);
+	if (partial) {
+		*partial = true;
+		return 0;
+	}
+	return -EIO;
+}
+
+/*
+ * Read sectors [a, b) of the file, all inside key @k, to @dst. On error
+ * with @partial: zeroes, *partial = true, 0.
+ */
+static int read_key_sectors(struct bch_file *f, const struct bkey_ref *k,
+			    uint64_t a, uint64_t b, void *dst, bool *partial,
+			    struct printbuf *err)
+{
+	uint64_t ks = k->k.p.offset - k->k.size;
+	int ret = bch_read_extent(f->c, k, a - ks, (unsigned)(b - a), dst, &f->rc, err);
+
+	if (ret && partial && ret != -ENOMEM) {
+		*partial = true;
+		ret = 0;
+	}
+	return ret;
+}
+
+ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len,
+		      bool *partial, struct printbuf *err)
+{
+	struct printbuf dummy = PRINTBUF;
+	uint64_t end, s_sec, e_sec;
+	unsigned long errs_before;
+	uint8_t *bounce = NULL;
+	size_t bounce_size = 0;
+	struct bkey_ref *k;
+	int ret;
+
+	if (!err)
+		err = &dummy;
+	if (offset >= f->size || !len)
+		return 0;
+	len = min_t(uint64_t, len, f->size - offset);
+	len = min_t(size_t, len, FILE_READ_MAX);
+	end = offset + len;
+	memset(buf, 0, len);
+
+	s_sec = offset >> BCH_SECTOR_SHIFT;
+	e_sec = DIV_ROUND_UP(end, BCH_SECTOR_SIZE);
+	file_seek(f, s_sec);
+	errs_before = f->iter.nr_errors;
+
+	while (1) {
+		uint64_t ks, a, b, ab, bb;
+
+		ret = file_peek(f, s_sec, &k);
+		if (ret) {
+			pr_buf(err, "inode %" PRIu64 ": reading extents: %s\n", f->inum,
+			       bch_err_str(ret));
+			file_iter_drop(f);
+			goto out;
+		}
+		if (!k)
+			break;
+		ks = k->k.p.offset - k->k.size;
+		if (ks >= e_sec)
+			break;
+		a = max_t(uint64_t, ks, s_sec);
+		b = min_t(uint64_t, k->k.p.offset, e_sec);
+
+		if (bch_extent_has_data(&k->k) || k->k.type == KEY_TYPE_ERROR) {
+			ab = a << BCH_SECTOR_SHIFT;
+			bb = b << BCH_SECTOR_SHIFT;
+			if (ab >= offset && bb <= end) {
+				ret = read_key_sectors(f, k, a, b, (uint8_t *)buf + (ab - offset),
+						       partial, err);
+			} else {
+				/* a partial first or last sector */
+				size_t need = (size_t)(bb - ab);
+				uint64_t from = max_t(uint64_t, ab, offset);
+				uint64_t to = min_t(uint64_t, bb, end);
+
+				if (need > bounce_size) {
+					free(bounce);
+					bounce = xmalloc(need);
+					bounce_size = need;
+				}
+				ret = read_key_sectors(f, k, a, b, bounce, partial, err);
+				if (!ret)
+					memcpy((uint8_t *)buf + (from - offset),
+					       bounce + (from - ab), (size_t)(to - from));
+			}
+			if (ret) {
+				pr_buf(err, "inode %" PRIu64 ": read failed at offset %" PRIu64 "\n",
+				       f->inum, max_t(uint64_t, ab, offset));
+				goto out;
+			}
+		}
+		if (k->k.p.offset > e_sec)
+			break;
+		file_advance(f, k);
+	}
+	ret = file_check_iter(f, errs_before, partial, err);
+out:
+	free(bounce);
+	printbuf_exit(&dummy);
+	return ret ? ret : (ssize_t)len;
+}
+
+int bch_file_read_data(struct bch_file *f, uint64_t offset, size_t max_chunk,
+		       bch_file_data_fn fn, void *arg, bool *partial,
+		       struct printbuf *err)
+{
+	struct printbuf dummy = PRINTBUF;
+	uint64_t s_sec, e_sec, run_start = 0, run_end = 0, max_sectors;
+	unsigned long errs_before;
+	uint8_t *chunk;
+	struct bkey_ref *k;
+	int ret = 0;
+
+	if (!err)
+		err = &dummy;
+	if (offset >= f->size)
+		return 0;
+	max_chunk = max_t(size_t, max_chunk, BCH_SECTOR_SIZE);
+	max_chunk = min_t(size_t, max_chunk, FILE_READ_MAX);
+	max_sectors = max_chunk >> BCH_SECTOR_SHIFT;
+	chunk = xmalloc(max_sectors << BCH_SECTOR_SHIFT);
+
+	s_sec = offset >> BCH_SECTOR_SHIFT;
+	e_sec = DIV_ROUND_UP(f->size, BCH_SECTOR_SIZE);
+	file_seek(f, s_sec);
+	errs_before = f->iter.nr_errors;
+
+#define FLUSH_RUN()								\
+	do {									\
+		if (run_end > run_start) {					\
+			uint64_t ob = run_start << BCH_SECTOR_SHIFT;		\
+			uint64_t oe = min_t(uint64_t, run_end << BCH_SECTOR_SHIFT, f->size); \
+			uint64_t skip = offset > ob ? offset - ob : 0;		\
+			if (oe > ob + skip) {					\
+				ret = fn(arg, ob + skip, chunk + skip, (size_t)(oe - ob - skip)); \
+				if (ret)					\
+					goto out;				\
+			}							\
+		}								\
+		run_start = run_end = 0;					\
+	} while (0)
+
+	while (1) {
+		uint64_t ks, a, b;
+
+		ret = file_peek(f, s_sec, &k);
+		if (ret) {
+			pr_buf(err, "inode %" PRIu64 ": reading extents: %s\n", f->inum,
+			       bch_err_str(ret));
+			file_iter_drop(f);
+			goto out;
+		}
+		if (!k)
+			break;
+		ks = k->k.p.offset - k->k.size;
+		if (ks >= e_sec)
+			break;
+		a = max_t(uint64_t, ks, s_sec);
+		b = min_t(uint64_t, k->k.p.offset, e_sec);
+
+		if (!bch_extent_reads_as_hole(f->c, k)) {
+			while (a < b) {
+				uint64_t n;
+
+				if (run_end != a || run_end - run_start >= max_sectors)
+					FLUSH_RUN();
+				if (run_end == run_start)
+					run_start = run_end = a;
+				n = min_t(uint64_t, b - a, max_sectors - (run_end - run_start));
+				ret = read_key_sectors(f, k, a, a + n,
+						       chunk + ((run_end - run_start) << BCH_SECTOR_SHIFT),
+						       partial, err);
+				if (ret) {
+					pr_buf(err, "inode %" PRIu64 ": read failed at offset %" PRIu64 "\n",
+					       f->inum, a << BCH_SECTOR_SHIFT);
+					goto out;
+				}
+				run_end += n;
+				a += n;
+			}
+		}
+		s_sec = b;
+		if (k->k.p.offset > e_sec)
+			break;
+		file_advance(f, k);
+	}
+	FLUSH_RUN();
+	ret = file_check_iter(f, errs_before, partial, err);
+#undef FLUSH_RUN
+out:
+	free(chunk);
+	printbuf_exit(&dummy);
+	return ret;
+}
+
+ssize_t bch_read(struct bch_fs *c, uint64_t inum, uint64_t offset, void *buf,
+		 size_t len, struct printbuf *err)
+{
+	struct bch_inode_unpacked inode;
+	struct bch_file f;
+	ssize_t ret;
+
+	ret = bch_inode_get(c, inum, &inode, err);
+	if (ret)
+		return ret;
+	bch_file_open(c, &inode, &f);
+	ret = bch_file_read(&f, offset, buf, len, NULL, err);
+	bch_file_close(&f);
+	return ret;
+}
+
+ssize_t bch_readlink(struct bch_fs *c, const struct bch_inode_unpacked *inode,
+		     char *buf, size_t size, struct printbuf *err)
+{
+	struct bch_file f;
+	ssize_t ret;
+
+	if (((inode->bi_mode >> 12) & 15) != BCH_DT_LNK)
+		return -EINVAL;
+	if (inode->bi_size >= PATH_MAX || inode->bi_size >= size)
+		return -ENAMETOOLONG;
+	bch_file_open(c, inode, &f);
+	ret = bch_file_read(&f, 0, buf, (size_t)inode->bi_size, NULL, err);
+	bch_file_close(&f);
+	if (ret < 0)
+		return ret;
+	buf[ret] = 0;
+	return ret;
+}
+
+/* ---- xattrs ---- */
+
+int bch_xattr_full_name(unsigned x_type, const void *name, size_t name_len,
+			char *buf, size_t size)
+{
+	const char *prefix;
+	size_t plen;
+
+	switch (x_type) {
+	case BCH_XATTR_INDEX_POSIX_ACL_ACCESS:
+		prefix = "system.posix_acl_access";
+		name_len = 0;
+		break;
+	case BCH_XATTR_INDEX_POSIX_ACL_DEFAULT:
+		prefix = "system.posix_acl_default";
+		name_len = 0;
+		break;
+	default:
+		prefix = bch_xattr_prefix(x_type);
+		if (!prefix)
+			return -EINVAL;
+	}
+	plen = strlen(prefix);
+	if (plen + name_len + 1 > size)
+		return -ERANGE;
+	memcpy(buf, prefix, plen);
+	if (name_len)
+		memcpy(buf + plen, name, name_len);
+	buf[plen + name_len] = 0;
+	return (int)(plen + name_len);
+}
+
+int bch_xattr_parse_name(const char *full, unsigned *x_type, const char **name,
+			 size_t *name_len)
+{
+	static const struct {
+		const char	*prefix;
+		unsigned	type;
+		bool		exact;
+	} t[] = {
+		{ "user.",			BCH_XATTR_INDEX_USER,			false },
+		{ "trusted.",			BCH_XATTR_INDEX_TRUSTED,		false },
+		{ "security.",			BCH_XATTR_INDEX_SECURITY,		false },
+		{ "system.posix_acl_access",	BCH_XATTR_INDEX_POSIX_ACL_ACCESS,	true },
+		{ "system.posix_acl_default",	BCH_XATTR_INDEX_POSIX_ACL_DEFAULT,	true },
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		size_t l = strlen(t[i].prefix);
+
+		if (strncmp(full, t[i].prefix, l))
+			continue;
+		if (t[i].exact && full[l])
+			continue;
+		*x_type = t[i].type;
+		*name = full + l;
+		*name_len = strlen(full + l);
+		return 0;
+	}
+	return -EOPNOTSUPP;
+}
+
+int bch_xattr_list(struct bch_fs *c, uint64_t inum, bch_xattr_fn fn, void *arg,
+		   unsigned long *nr_bad, struct printbuf *err)
+{
+	struct printbuf ierr = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_XATTRS, POS_H(inum, 0), &ierr);
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == inum) {
+		struct bch_xattr_h x;
+
+		if (k->k.type != BCH_XATTR)
+			continue;
+		if (bch_xattr_decode(k, &x) || x.x_type >= 5 ||
+		    memchr(x.name, 0, x.name_len)) {
+			pr_buf(err, "inode %" PRIu64 ": skipping invalid xattr at offset %" PRIu64 "\n",
+			       inum, k->k.p.offset);
+			if (nr_bad)
+				(*nr_bad)++;
+			continue;
+		}
+		ret = fn(arg, x.x_type, (const char *)x.name, x.name_len, x.val, x.val_len);
+		if (ret)
+			break;
+	}
+	if (iter.nr_errors) {
+		pr_str(err, printbuf_str(&ierr));
+		if (nr_bad)
+			*nr_bad += iter.nr_errors;
+	} else if (ret < 0 && ierr.pos) {
+		pr_str(err, printbuf_str(&ierr));
+	}
+	bch_btree_iter_exit(&iter);
+	printbuf_exit(&ierr);
+	return ret;
+}
+
+struct xattr_want {
+	unsigned	type;
+	const char	*name;
+	size_t		name_len;
+	void		*buf;
+	size_t		size;
+	ssize_t		ret;
+};
+
+static ssize_t xattr_copy_out(unsigned type, const void *val, size_t val_len,
+			      void *buf, size_t size)
+{
+	if (type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS ||
+	    type == BCH_XATTR_INDEX_POSIX_ACL_DEFAULT)
+		return bch_acl_to_xattr(val, val_len, size ? buf : NULL, size);
+	if (!size)
+		return (ssize_t)val_len;
+	if (val_len > size)
+		return -ERANGE;
+	memcpy(buf, val, val_len);
+	return (ssize_t)val_len;
+}
+
+static int xattr_want_fn(void *arg, unsigned x_type, const char *name,
+			 size_t name_len, const void *val, size_t val_len)
+{
+	struct xattr_want *w = arg;
+
+	if (x_type != w->type || name_len != w->name_len || memcmp(name, w->name, name_len))
+		return 0;
+	w->ret = xattr_copy_out(x_type, val, val_len, w->buf, w->size);
+	return 1;
+}
+
+ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
+		      const char *full_name, void *buf, size_t size,
+		      struct printbuf *err)
+{
+	struct printbuf ierr = PRINTBUF;
+	struct xattr_want w = { .buf = buf, .size = size, .ret = -ENODATA };
+	struct bch_hash_info h;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	uint64_t want;
+	int ret;
+
+	ret = bch_xattr_parse_name(full_name, &w.type, &w.name, &w.name_len);
+	if (ret)
+		return ret;
+	if (w.name_len > 255)
+		return -ENODATA;
+
+	if (!hash_info(inode, &h)) {
+		want = bch_xattr_hash(&h, w.type, w.name, w.name_len);
+		bch_btree_iter_init(&iter, c, BTREE_ID_XATTRS, POS_H(inode->bi_inum, want), &ierr);
+		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+			struct bch_xattr_h x;
+
+			if (k->k.p.inode != inode->bi_inum || k->k.p.offset != want)
+				break;
+			if (k->k.type == BCH_XATTR && !bch_xattr_decode(k, &x) &&
+			    x.x_type == w.type && x.name_len == w.name_len &&
+			    !memcmp(x.name, w.name, w.name_len)) {
+				w.ret = xattr_copy_out(x.x_type, x.val, x.val_len, buf, size);
+				bch_btree_iter_exit(&iter);
+				goto out;
+			}
+			if (want == UINT64_MAX)
+				break;
+			want++;
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+		if (ret) {
+			w.ret = ret;
+			goto out;
+		}
+	}
+	/* not where the hash says: scan (damaged tables) */
+	ret = bch_xattr_list(c, inode->bi_inum, xattr_want_fn, &w, NULL, &ierr);
+	if (ret < 0)
+		w.ret = ret;
+out:
+	if (w.ret < 0 && w.ret != -ENODATA && w.ret != -ERANGE && ierr.pos)
+		pr_str(err, printbuf_str(&ierr));
+	printbuf_exit(&ierr);
+	return w.ret;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+/* POSIX ACL tags (40 §40.6.7) */
+#define ACL_TAG_USER_OBJ	0x01
+#define ACL_TAG_USER		0x02
+#define ACL_TAG_GROUP_OBJ	0x04
+#define ACL_TAG_GROUP		0x08
+#define ACL_TAG_MASK		0x10
+#define ACL_TAG_OTHER		0x20
+
+ssize_t bch_acl_to_xattr(const void *val, size_t len, void *out, size_t out_size)
+{
+	const uint8_t *v = val;
+	uint8_t *o = out;
+	size_t m, count, pos = 4, i, need;
+
+	if (len < 4 || get_le32_unaligned(v) != 1)
+		return -EINVAL;
+	m = len - 4;
+	if (m < 16) {
+		if (m % 4)
+			return -EINVAL;
+		count = m / 4;
+	} else {
+		if ((m - 16) % 8)
+			return -EINVAL;
+		count = 4 + (m - 16) / 8;
+	}
+	need = 4 + count * 8;
+	if (out && need > out_size)
+		return -ERANGE;
+	if (out)
+		put32(o, 2);
+
+	for (i = 0; i < count; i++) {
+		unsigned tag, perm;
+		uint32_t id = UINT32_MAX;
+
+		if (len - pos < 4)
+			return -EINVAL;
+		tag = get_le16_unaligned(v + pos);
+		perm = get_le16_unaligned(v + pos + 2);
+		switch (tag) {
+		case ACL_TAG_USER_OBJ:
+		case ACL_TAG_GROUP_OBJ:
+		case ACL_TAG_MASK:
+		case ACL_TAG_OTHER:
+			pos += 4;
+			break;
+		case ACL_TAG_USER:
+		case ACL_TAG_GROUP:
+			if (len - pos < 8)
+				return -EINVAL;
+			id = get_le32_unaligned(v + pos + 4);
+			pos += 8;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (out) {
+			put16(o + 4 + i * 8, (uint16_t)tag);
+			put16(o + 4 + i * 8 + 2, (uint16_t)perm);
+			put32(o + 4 + i * 8 + 4, id);
+		}
+	}
+	if (pos != len)
+		return -EINVAL;
+	return (ssize_t)need;
+}
