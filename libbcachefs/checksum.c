@@ -184,9 +184,6 @@ static void tables_init(void)
 	shift_table_init(crc32c_long_shift, CRC32C_LONG);
 	shift_table_init(crc32c_short_shift, CRC32C_SHORT);
 
-	crc64_shift_table_init(crc64_long_shift, CRC64_LONG);
-	crc64_shift_table_init(crc64_short_shift, CRC64_SHORT);
-
 #if CRC_HAVE_X86
 	__builtin_cpu_init();
 	have_hw = __builtin_cpu_supports("sse4.2");
@@ -425,8 +422,19 @@ crc64_3way(uint64_t *crcp, const unsigned char *p, size_t *lenp, size_t block,
  * inputs run three independent chains and combine them with precomputed
  * x^(8*block) operators.
  */
+static pthread_once_t crc64_shift_once = PTHREAD_ONCE_INIT;
+
+/* The 3-way tables cost ~1 ms to build: only when the portable path needs them. */
+static void crc64_shift_tables_init(void)
+{
+	crc64_shift_table_init(crc64_long_shift, CRC64_LONG);
+	crc64_shift_table_init(crc64_short_shift, CRC64_SHORT);
+}
+
 static uint64_t crc64_sw_impl(uint64_t crc, const unsigned char *p, size_t len)
 {
+	if (len >= 3 * CRC64_SHORT)
+		pthread_once(&crc64_shift_once, crc64_shift_tables_init);
 	p = crc64_3way(&crc, p, &len, CRC64_LONG, crc64_long_shift);
 	p = crc64_3way(&crc, p, &len, CRC64_SHORT, crc64_short_shift);
 

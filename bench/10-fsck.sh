@@ -1,0 +1,53 @@
+#!/bin/sh
+# fsck -n and list of the d1 image (a migrated ext4 filesystem, which is
+# still a valid ext4 image) against e2fsck -fn on the same image, and
+# fsck -n of an empty filesystem on a 15 TiB sparse image (the cost must
+# follow the metadata, not the device size). Best of N runs, wall clock.
+set -u
+top=${BENCH_TOP:-$(pwd)}
+bin=${BCACHEFS:-$top/bcachefs}
+work=${BENCH_WORK:-$(mktemp -d)}
+runs=${BENCH_RUNS:-5}
+
+ms_best() {	# ms_best CMD...: best wall time in ms over $runs runs
+	best=""
+	i=0
+	while [ $i -lt "$runs" ]; do
+		t0=$(date +%s%N)
+		"$@" > /dev/null 2>&1
+		t1=$(date +%s%N)
+		t=$(( (t1 - t0) / 1000 ))
+		[ -z "$best" ] || [ "$t" -lt "$best" ] && best=$t
+		i=$((i + 1))
+	done
+	printf '%d.%03d' $((best / 1000)) $((best % 1000))
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+img=$work/d1.img
+zstd -qd --sparse "$top/tests/golden/d1_migrate_ext4_1G/migrated-layout7.img.zst" -o "$img" || exit 1
+
+e2=$(command -v e2fsck || echo /sbin/e2fsck)
+printf '%-44s %12s %10s\n' "d1 (1 GiB, 232 inodes, 6734 extents)" "ms (best)" "vs e2fsck"
+base=$(ms_best "$e2" -fn "$img")
+printf '%-44s %12s %10s\n' "e2fsck -fn (baseline)" "$base" "1.00"
+t=$(ms_best "$bin" fsck -n "$img")
+printf '%-44s %12s %10s\n' "bcachefs fsck -n" "$t" "$(ratio "$t" "$base")"
+for b in extents inodes dirents; do
+	t=$(ms_best "$bin" list -b $b "$img")
+	printf '%-44s %12s %10s\n' "bcachefs list -b $b" "$t" "$(ratio "$t" "$base")"
+done
+
+big=$work/big.img
+rm -f "$big"
+truncate -s 15T "$big"
+if "$bin" format -q -f "$big" > "$work/format.log" 2>&1; then
+	# initialise it if this format left it uninitialised
+	"$bin" show-super "$big" 2>/dev/null | grep -q 'Clean:.*1' || "$bin" fsck -y "$big" > /dev/null 2>&1
+	t=$(ms_best "$bin" fsck -n "$big")
+	printf '%-44s %12s %10s\n' "bcachefs fsck -n, empty fs on 15 TiB sparse" "$t" "(target < 50)"
+else
+	echo "15 TiB: format failed: $(head -n 1 "$work/format.log")"
+fi
+rm -f "$big" "$img"
