@@ -19,6 +19,7 @@
 #include "errcode.h"
 #include "format.h"
 #include "fs.h"
+#include "fsck_fs.h"
 #include "problems.h"
 #include "util.h"
 
@@ -53,26 +54,51 @@ static enum bch_problem node_msg_problem(const char *msg)
 	return PROB_btree_node_bset_invalid;
 }
 
-/* Each line of @msgs becomes one reported problem. */
-static void report_lines(struct fsck_state *s, struct printbuf *msgs, int fallback)
+/* Which problem a message of bch_fs_open() describes. */
+static enum bch_problem open_msg_problem(const char *msg)
 {
-	char *p = msgs->buf, *nl;
+	if (strstr(msg, "using the backup"))
+		return PROB_sb_primary_bad;
+	if (!strncmp(msg, "journal", 7))
+		return strstr(msg, "checksum") ? PROB_journal_entry_bad_csum
+					       : PROB_journal_entry_invalid;
+	if (strstr(msg, "missing"))
+		return PROB_sb_member_missing;
+	return PROB_open_warning;
+}
 
-	if (!p)
-		return;
-	for (; *p; p = nl + 1) {
-		nl = strchr(p, '\n');
-		if (!nl)
-			nl = p + strlen(p) - 1;
-		else
-			*nl = 0;
+/*
+ * Each line of @msgs becomes one reported problem: @fallback when >= 0,
+ * else what @classify says the line describes.
+ */
+static void report_lines_as(struct fsck_state *s, struct printbuf *msgs,
+			    enum bch_problem (*classify)(const char *), int fallback)
+{
+	char *p = msgs->buf;
+
+	while (p && *p) {
+		char *nl = strchrnul(p, '\n');
+		bool last = !*nl;
+
+		*nl = 0;
 		if (*p)
-			fsck_fix(s, fallback >= 0 ? (enum bch_problem)fallback : node_msg_problem(p),
+			fsck_fix(s, fallback >= 0 ? (enum bch_problem)fallback : classify(p),
 				 "%s", p);
-		if (!nl[1])
+		if (last)
 			break;
+		p = nl + 1;
 	}
 	printbuf_reset(msgs);
+}
+
+static void report_lines(struct fsck_state *s, struct printbuf *msgs, int fallback)
+{
+	report_lines_as(s, msgs, node_msg_problem, fallback);
+}
+
+void bch_fsck_report_open(struct fsck_state *s, struct printbuf *msgs)
+{
+	report_lines_as(s, msgs, open_msg_problem, -1);
 }
 
 struct node_walk {
@@ -181,6 +207,8 @@ static int pass_keys(struct bch_fs *c, struct fsck_state *s)
 static const struct fsck_pass fsck_passes[] = {
 	{ "checking btree nodes",	pass_btree_nodes },
 	{ "checking keys",		pass_keys },
+	{ "checking allocation (mark and sweep)", bch_fsck_gc },
+	{ "checking filesystem (extents, dirents, xattrs, root, lost+found, directory structure, nlinks)", bch_fsck_fs },
 };
 
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,

@@ -20,4 +20,8 @@ typedef void (*fsck_progress_fn)(void *priv, const char *msg);
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv);
 
+struct printbuf;
+/* Report each line @msgs (what bch_fs_open() said) as a problem; empties @msgs. */
+void bch_fsck_report_open(struct fsck_state *s, struct printbuf *msgs);
+
 #endif

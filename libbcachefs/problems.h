@@ -27,6 +27,7 @@ struct bch_fs;
 	x(sb_field_invalid,		103,	0,				"superblock field is invalid") \
 	x(sb_member_missing,		104,	0,				"member device is missing") \
 	x(sb_not_initialized,		105,	PROB_FIXABLE|PROB_PREEN,	"filesystem was never initialized") \
+	x(open_warning,			106,	0,				"problem found while opening the filesystem") \
 	/* journal: 2xx */						\
 	x(journal_entry_bad_csum,	201,	PROB_FIXABLE|PROB_PREEN,	"journal entry has a bad checksum") \
 	x(journal_entry_invalid,	202,	PROB_FIXABLE|PROB_PREEN,	"journal entry is invalid") \
@@ -54,6 +55,7 @@ struct bch_fs;
 	x(bucket_data_type_mismatch,	405,	PROB_FIXABLE,			"bucket holds two kinds of data") \
 	x(replicas_entry_missing,	406,	PROB_FIXABLE|PROB_PREEN,	"replicas entry missing from the superblock") \
 	x(alloc_key_wrong,		407,	PROB_FIXABLE|PROB_PREEN,	"alloc key does not match the bucket's use") \
+	x(ptr_gen_missing,		408,	PROB_FIXABLE|PROB_PREEN,	"pointer into a bucket with no alloc key") \
 	/* filesystem objects: 5xx */					\
 	x(extent_missing_inode,		501,	PROB_FIXABLE,			"extent for a missing inode") \
 	x(extent_non_regular,		502,	PROB_FIXABLE,			"extent for an inode that is not a regular file or symlink") \

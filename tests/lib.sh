@@ -9,8 +9,8 @@ golden_images() {
 	if [ -n "$_name" ]; then
 		_imgs=$GOLDEN/$_case/$_name.img.zst
 	else
-		_imgs=$(ls "$GOLDEN/$_case"/dev[0-9].img.zst 2>/dev/null)
-		[ -n "$_imgs" ] || _imgs=$(ls "$GOLDEN/$_case"/migrated-layout7.img.zst 2>/dev/null)
+		_imgs=$(ls "$GOLDEN/$_case"/dev[0-9].img.zst 2>/dev/null || true)
+		[ -n "$_imgs" ] || _imgs=$(ls "$GOLDEN/$_case"/migrated-layout7.img.zst 2>/dev/null || true)
 	fi
 	_out=""
 	for _i in $_imgs; do
