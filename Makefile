@@ -53,7 +53,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libbcachefs.a
 	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS) -lcmocka
 
 bcachefs: $(BIN)
-	cp $(BIN) $@
+	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 mkfs.bcachefs fsck.bcachefs: bcachefs
 	ln -sf bcachefs $@
 
