@@ -50,7 +50,7 @@ $(BIN): $(CMD_OBJS) $(BUILD)/libbcachefs.a
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS) -lcmocka
 
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
@@ -92,4 +92,4 @@ install: all
 clean:
 	rm -rf build build-asan bcachefs mkfs.bcachefs fsck.bcachefs
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d)

@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,34 +22,6 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-/* Parse hex (spaces and newlines ignored) into @out; returns the length. */
-static size_t hex2bin(const char *hex, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *hex; hex++) {
-		int v;
-
-		if (*hex >= '0' && *hex <= '9')
-			v = *hex - '0';
-		else if (*hex >= 'a' && *hex <= 'f')
-			v = *hex - 'a' + 10;
-		else if (*hex >= 'A' && *hex <= 'F')
-			v = *hex - 'A' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			assert_true(n < max);
-			out[n++] = hi << 4 | v;
-			hi = -1;
-		}
-	}
-	assert_int_equal(hi, -1);
-	return n;
-}
 
 struct hexline {
 	size_t		off;

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -104,32 +106,6 @@ static const unsigned writable_types[] = {
 	BCH_COMPRESSION_GZIP, BCH_COMPRESSION_LZ4, BCH_COMPRESSION_ZSTD,
 };
 
-/* Parse hex (anything else ignored) into @out; returns the length. */
-static size_t hex2bin(const char *hex, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *hex; hex++) {
-		int v;
-
-		if (*hex >= '0' && *hex <= '9')
-			v = *hex - '0';
-		else if (*hex >= 'a' && *hex <= 'f')
-			v = *hex - 'a' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			assert_true(n < max);
-			out[n++] = hi << 4 | v;
-			hi = -1;
-		}
-	}
-	assert_int_equal(hi, -1);
-	return n;
-}
 
 static void sha256_hex(const void *p, size_t len, char out[65])
 {

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -36,33 +38,6 @@
 
 /* ---- helpers ------------------------------------------------------------- */
 
-static size_t hex2bin(const char *hex, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *hex; hex++) {
-		int v;
-
-		if (*hex >= '0' && *hex <= '9')
-			v = *hex - '0';
-		else if (*hex >= 'a' && *hex <= 'f')
-			v = *hex - 'a' + 10;
-		else if (*hex >= 'A' && *hex <= 'F')
-			v = *hex - 'A' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			assert_true(n < max);
-			out[n++] = hi << 4 | v;
-			hi = -1;
-		}
-	}
-	assert_int_equal(hi, -1);
-	return n;
-}
 
 static void hex_exact(const char *hex, uint8_t *out, size_t len)
 {

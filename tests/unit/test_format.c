@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,35 +19,6 @@
 #include "format.h"
 #include "ioctl.h"
 
-/* Parse hex digits into out, skipping anything that is not a hex digit. */
-static size_t hex2bin(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else if (*s >= 'A' && *s <= 'F')
-			v = *s - 'A' + 10;
-		else
-			continue;
-
-		if (hi < 0) {
-			hi = v;
-		} else {
-			assert_true(n < max);
-			out[n++] = (uint8_t)(hi << 4 | v);
-			hi = -1;
-		}
-	}
-	assert_int_equal(hi, -1);
-	return n;
-}
 
 /* Place a 16-byte hex line at byte offset off of buf */
 static void put_line(uint8_t *buf, size_t off, const char *hex)

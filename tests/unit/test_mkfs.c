@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,30 +25,6 @@
 #include "mkfs.h"
 #include "util.h"
 
-static size_t hex2bin(const char *s, uint8_t *out, size_t max)
-{
-	size_t n = 0;
-	int hi = -1;
-
-	for (; *s; s++) {
-		int v;
-
-		if (*s >= '0' && *s <= '9')
-			v = *s - '0';
-		else if (*s >= 'a' && *s <= 'f')
-			v = *s - 'a' + 10;
-		else
-			continue;
-		if (hi < 0) {
-			hi = v;
-		} else {
-			assert_true(n < max);
-			out[n++] = hi << 4 | v;
-			hi = -1;
-		}
-	}
-	return n;
-}
 
 /* "OFFSET: 16 hex bytes" lines into @buf */
 static void put_lines(uint8_t *buf, const char * const *lines)
