@@ -530,9 +530,14 @@ int bch_sb_layout_validate(const struct bch_sb_layout *l, struct printbuf *err)
 	return 0;
 }
 
+/*
+ * The superblock at sector 8, else the copies the layout at sector 7 lists.
+ * A migrated filesystem (60-clarifications) has no superblock at sector 8:
+ * its layout's first copy is its primary, and using it is not a fallback.
+ */
 int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err)
 {
-	struct printbuf why = PRINTBUF;
+	struct printbuf why = PRINTBUF, msg = PRINTBUF;
 	struct bch_sb_layout layout;
 	int r, r_primary;
 	unsigned i;
@@ -541,7 +546,7 @@ int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf
 	if (!r)
 		goto out;
 
-	pr_buf(err, "%s: superblock at sector %u: %s", io->path, BCH_SB_SECTOR,
+	pr_buf(&msg, "%s: superblock at sector %u: %s", io->path, BCH_SB_SECTOR,
 	       printbuf_str(&why));
 	printbuf_reset(&why);
 
@@ -549,7 +554,7 @@ int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf
 	if (!r)
 		r = bch_sb_layout_validate(&layout, &why);
 	if (r) {
-		pr_buf(err, "; layout at sector %u: %s; no valid superblock\n",
+		pr_buf(&msg, "; layout at sector %u: %s; no valid superblock\n",
 		       BCH_SB_LAYOUT_SECTOR, printbuf_str(&why));
 		goto out;
 	}
@@ -563,15 +568,23 @@ int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf
 		printbuf_reset(&why);
 		r = bch_sb_read_at(io, off, ret, &why);
 		if (!r) {
-			ret->from_backup = true;
 			ret->layout = layout;
-			pr_buf(err, "; using the backup at sector %" PRIu64 "\n", off);
+			if (i == 0) {
+				/* migrated layout: this is the primary */
+				printbuf_reset(&msg);
+				goto out;
+			}
+			ret->from_backup = true;
+			pr_buf(&msg, "; using the backup at sector %" PRIu64 "\n", off);
 			goto out;
 		}
-		pr_buf(err, "; backup at sector %" PRIu64 ": %s", off, printbuf_str(&why));
+		pr_buf(&msg, "; %s at sector %" PRIu64 ": %s", i ? "backup" : "primary",
+		       off, printbuf_str(&why));
 	}
-	pr_str(err, "; no valid superblock\n");
+	pr_str(&msg, "; no valid superblock\n");
 out:
+	pr_str(err, printbuf_str(&msg));
+	printbuf_exit(&msg);
 	printbuf_exit(&why);
 	/* failing: the primary's reason is the most telling (bad magic...) */
 	return r ? r_primary : 0;
