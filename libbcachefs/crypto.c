@@ -226,6 +226,68 @@ int bch_master_key_from_clear(const uint8_t blob[BCH_ENCRYPTED_KEY_BYTES],
 	return 0;
 }
 
+/* ---- the crypt field ------------------------------------------------------ */
+
+int bch_crypt_unlock(const struct bch_sb_field_crypt *cf,
+		     const uint8_t internal_uuid[16],
+		     const void *pass, size_t pass_len,
+		     struct bch_key *wrapping, struct bch_key *master)
+{
+	struct bch_key wk;
+	int ret;
+
+	memset(master, 0, sizeof(*master));
+	ret = bch_derive_key(pass, pass_len, le64_to_cpu(cf->kdf_flags), &wk);
+	if (!ret)
+		ret = bch_unwrap_master_key((const uint8_t *) &cf->key, &wk,
+					    internal_uuid, master);
+	if (wrapping) {
+		if (ret)
+			memset(wrapping, 0, sizeof(*wrapping));
+		else
+			*wrapping = wk;
+	}
+	bch_key_wipe(&wk);
+	return ret;
+}
+
+int bch_crypt_set_passphrase(struct bch_sb_field_crypt *cf,
+			     const uint8_t internal_uuid[16],
+			     const struct bch_key *master,
+			     const void *pass, size_t pass_len)
+{
+	uint8_t blob[BCH_ENCRYPTED_KEY_BYTES];
+	uint64_t kdf_flags = le64_to_cpu(cf->kdf_flags);
+	struct bch_key wk;
+	int ret;
+
+	if (!kdf_flags)
+		kdf_flags = bch_kdf_flags_encode(BCH_KDF_SCRYPT_LOG2_N,
+						 BCH_KDF_SCRYPT_LOG2_R,
+						 BCH_KDF_SCRYPT_LOG2_P);
+	ret = bch_derive_key(pass, pass_len, kdf_flags, &wk);
+	if (ret)
+		return ret;
+	bch_wrap_master_key(master, &wk, internal_uuid, blob);
+	bch_key_wipe(&wk);
+
+	SET_BCH_CRYPT_KDF_TYPE(cf, BCH_KDF_SCRYPT);
+	cf->kdf_flags = cpu_to_le64(kdf_flags);
+	memcpy(&cf->key, blob, sizeof(blob));
+	sodium_memzero(blob, sizeof(blob));
+	return 0;
+}
+
+void bch_crypt_clear_passphrase(struct bch_sb_field_crypt *cf,
+				const struct bch_key *master)
+{
+	uint8_t blob[BCH_ENCRYPTED_KEY_BYTES];
+
+	bch_store_master_key_clear(master, blob);
+	memcpy(&cf->key, blob, sizeof(blob));
+	sodium_memzero(blob, sizeof(blob));
+}
+
 /* ---- keyring ------------------------------------------------------------- */
 
 void bch_uuid_to_str(const uint8_t uuid[16], char out[37])
@@ -283,7 +345,8 @@ int bch_keyring_lookup(const char *uuid, struct bch_key *out)
 	if (ret)
 		return ret;
 
-	id = request_key("user", desc, NULL, KEY_SPEC_USER_KEYRING);
+	/* no destination keyring: a found key must not be linked anywhere */
+	id = request_key("user", desc, NULL, 0);
 	if (id < 0) {
 		ret = errno_or(-ENOKEY);
 		/* The user keyring may not be reachable from the session. */
@@ -305,6 +368,36 @@ int bch_keyring_lookup(const char *uuid, struct bch_key *out)
 
 int bch_keyring_add(const char *uuid, const struct bch_key *key)
 {
+	return bch_keyring_add_to(uuid, key, BCH_KEYRING_USER);
+}
+
+int bch_keyring_add_to(const char *uuid, const struct bch_key *key,
+		       enum bch_keyring ring)
+{
+	static const char * const types[] = { "logon", "user" };
+	char desc[BCH_KEYRING_DESC_MAX];
+	key_serial_t dest;
+	int ret = bch_keyring_desc(uuid, desc);
+
+	if (ret)
+		return ret;
+
+	switch (ring) {
+	case BCH_KEYRING_USER:		dest = KEY_SPEC_USER_KEYRING; break;
+	case BCH_KEYRING_SESSION:	dest = KEY_SPEC_SESSION_KEYRING; break;
+	case BCH_KEYRING_USER_SESSION:	dest = KEY_SPEC_USER_SESSION_KEYRING; break;
+	default:			return -EINVAL;
+	}
+
+	for (unsigned i = 0; i < 2; i++)
+		if (add_key(types[i], desc, bch_key_cbytes(key), BCH_KEY_BYTES,
+			    dest) < 0)
+			return errno_or(-EINVAL);
+	return 0;
+}
+
+int bch_keyring_forget(const char *uuid)
+{
 	static const char * const types[] = { "logon", "user" };
 	char desc[BCH_KEYRING_DESC_MAX];
 	int ret = bch_keyring_desc(uuid, desc);
@@ -312,11 +405,23 @@ int bch_keyring_add(const char *uuid, const struct bch_key *key)
 	if (ret)
 		return ret;
 
-	for (unsigned i = 0; i < 2; i++)
-		if (add_key(types[i], desc, bch_key_cbytes(key), BCH_KEY_BYTES,
-			    KEY_SPEC_USER_KEYRING) < 0)
-			return errno_or(-EINVAL);
-	return 0;
+	/* keys reachable from the session (possessed): invalidate them */
+	for (unsigned i = 0; i < 2; i++) {
+		/* one key per keyring it was added to; a few at most */
+		for (unsigned tries = 0; tries < 16; tries++) {
+			key_serial_t id = request_key(types[i], desc, NULL, 0);
+
+			if (id < 0)
+				break;
+			if (keyctl_invalidate(id) < 0) {
+				if (!ret)
+					ret = errno_or(-EINVAL);
+				break;
+			}
+		}
+	}
+	/* the user keyring, when the session does not link it */
+	return bch_keyring_remove(uuid) ?: ret;
 }
 
 int bch_keyring_remove(const char *uuid)

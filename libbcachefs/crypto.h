@@ -143,6 +143,35 @@ void bch_store_master_key_clear(const struct bch_key *master,
 int bch_master_key_from_clear(const uint8_t blob[BCH_ENCRYPTED_KEY_BYTES],
 			      struct bch_key *master);
 
+/* ---- the superblock crypt field (spec 40 §40.4, 50 §5.2-§5.4) ---------- */
+
+/*
+ * Derive the wrapping key of passphrase @pass with @cf's KDF parameters and
+ * unwrap @cf's master key into *@master (and the wrapping key into
+ * *@wrapping, unless NULL). @internal_uuid is the superblock's uuid.
+ * Returns 0; -EKEYREJECTED for a wrong passphrase; or bch_derive_key()'s
+ * error (-EINVAL: unusable KDF parameters, -ENOMEM). Keys are zeroed on error.
+ */
+int bch_crypt_unlock(const struct bch_sb_field_crypt *cf,
+		     const uint8_t internal_uuid[16],
+		     const void *pass, size_t pass_len,
+		     struct bch_key *wrapping, struct bch_key *master);
+
+/*
+ * Store @master in @cf wrapped with the key derived from @pass. The KDF
+ * parameters are kept (as the 2018 set-passphrase did); a field without
+ * any (kdf_flags 0, --no_passphrase) gets the format defaults (scrypt,
+ * log2 N/r/p 14/3/4). Returns 0 or bch_derive_key()'s error (@cf unchanged).
+ */
+int bch_crypt_set_passphrase(struct bch_sb_field_crypt *cf,
+			     const uint8_t internal_uuid[16],
+			     const struct bch_key *master,
+			     const void *pass, size_t pass_len);
+
+/* Store @master in @cf in clear (remove-passphrase); KDF fields unchanged. */
+void bch_crypt_clear_passphrase(struct bch_sb_field_crypt *cf,
+				const struct bch_key *master);
+
 /* ---- kernel keyring ---------------------------------------------------- */
 
 /*
@@ -161,7 +190,8 @@ int bch_keyring_desc(const char *uuid, char buf[BCH_KEYRING_DESC_MAX]);
 
 /*
  * Find the "user" key for @uuid (request_key over the caller's keyrings,
- * then a search of the user keyring) and read its payload into *@out.
+ * then a search of the user keyring; the key is not linked anywhere) and
+ * read its payload into *@out.
  * Returns 0; -ENOKEY if there is none (also -EKEYEXPIRED, -EKEYREVOKED,
  * -ENOSYS, ... as the kernel says); -EINVAL if its payload is not 32 bytes.
  */
@@ -173,6 +203,26 @@ int bch_keyring_lookup(const char *uuid, struct bch_key *out);
  * existing ones, as `unlock` does. Returns 0 or -errno of add_key().
  */
 int bch_keyring_add(const char *uuid, const struct bch_key *key);
+
+/* Keyrings `unlock -k` can add to. */
+enum bch_keyring {
+	BCH_KEYRING_USER,		/* @u, the default (2018) */
+	BCH_KEYRING_SESSION,		/* @s */
+	BCH_KEYRING_USER_SESSION,	/* @us */
+};
+
+/* bch_keyring_add() into keyring @ring. 0, -EINVAL or -errno of add_key(). */
+int bch_keyring_add_to(const char *uuid, const struct bch_key *key,
+		       enum bch_keyring ring);
+
+/*
+ * Drop every "logon" and "user" key of @uuid the caller can reach, e.g.
+ * after the passphrase changed and they no longer unwrap the master key:
+ * those found from the session keyring are invalidated, then
+ * bch_keyring_remove() unlinks any left in the user keyring. Returns 0
+ * (also when there were none) or the -errno of the first failure.
+ */
+int bch_keyring_forget(const char *uuid);
 
 /* Unlink both keys of @uuid from the user keyring (ignores missing ones).
  * Returns 0, or -errno of the first failure other than "not found". */

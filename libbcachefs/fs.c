@@ -284,7 +284,6 @@ static int unwrap_with(struct bch_fs *c, const struct bch_sb_field_crypt *cf,
 static int key_from_passphrase(struct bch_fs *c, const struct bch_sb_field_crypt *cf,
 			       struct printbuf *err)
 {
-	struct bch_key wrapping;
 	char *pass = NULL;
 	size_t len = 0;
 	int ret;
@@ -292,7 +291,9 @@ static int key_from_passphrase(struct bch_fs *c, const struct bch_sb_field_crypt
 	if (c->opts.passphrase_file)
 		ret = bch_read_passphrase_file(c->opts.passphrase_file, &pass, &len);
 	else if (c->opts.ask_passphrase && isatty(STDIN_FILENO))
-		ret = bch_read_passphrase(STDIN_FILENO, "Enter passphrase: ", false, &pass, &len);
+		ret = bch_read_passphrase(STDIN_FILENO,
+					  c->opts.passphrase_prompt ?: "Enter passphrase: ",
+					  false, &pass, &len);
 	else {
 		pr_str(err, "filesystem is encrypted and its key is not in the keyring; give the passphrase or run bcachefs unlock\n");
 		return -BCH_ERR_no_key;
@@ -303,20 +304,16 @@ static int key_from_passphrase(struct bch_fs *c, const struct bch_sb_field_crypt
 		       c->opts.passphrase_file ?: "", bch_err_str(ret));
 		return ret;
 	}
-	ret = bch_derive_key(pass, len, le64_to_cpu(cf->kdf_flags), &wrapping);
+	ret = bch_crypt_unlock(cf, c->internal_uuid, pass, len, NULL, &c->key);
 	bch_passphrase_free(pass, len);
-	if (ret) {
-		pr_buf(err, "scrypt key derivation failed (kdf_flags %#" PRIx64 "): %s\n",
-		       le64_to_cpu(cf->kdf_flags), bch_err_str(ret));
-		return ret;
-	}
-	ret = unwrap_with(c, cf, &wrapping);
-	bch_key_wipe(&wrapping);
-	if (ret) {
+	if (ret == -EKEYREJECTED) {
 		pr_str(err, "wrong passphrase: the master key did not decrypt\n");
 		return -BCH_ERR_bad_passphrase;
 	}
-	return 0;
+	if (ret)
+		pr_buf(err, "scrypt key derivation failed (kdf_flags %#" PRIx64 "): %s\n",
+		       le64_to_cpu(cf->kdf_flags), bch_err_str(ret));
+	return ret;
 }
 
 static int get_key(struct bch_fs *c, struct printbuf *err)

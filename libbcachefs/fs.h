@@ -49,6 +49,7 @@ struct bch_fs_opts {
 	bool			no_journal;	/* don't read the journal (list -m formats...) */
 	const char		*passphrase_file; /* "-" = stdin */
 	bool			ask_passphrase;	/* prompt on the tty when no key is found */
+	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */
 	int			verbose;
 	struct fsck_state	*fsck;		/* where problems found while reading go (NULL: counted only) */
 };
