@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs mount: serve a filesystem through FUSE (libfuse3), read-only.
+ * Opens the filesystem through the one engine path first, so that every
+ * error (missing device, wrong passphrase, damaged superblock) reaches the
+ * terminal and the exit code; only then mounts and, without -f, goes to
+ * the background. The FUSE loop is single-threaded (the btree node cache
+ * is not thread-safe). umount / fusermount3 -u, SIGTERM, SIGINT and SIGHUP
+ * unmount and end the process with exit code 0.
+ */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "libbcachefs/btree.h"
+#include "libbcachefs/errcode.h"
+#include "libbcachefs/fs.h"
+#include "libbcachefs/mount/fuse.h"
+#include "libbcachefs/mounted.h"
+#include "libbcachefs/util.h"
+
+const char cmd_mount_usage[] =
+"Usage: bcachefs mount [OPTION]... DEVICE[:DEVICE...] MOUNTPOINT\n"
+"Mount a filesystem through FUSE, read-only.\n"
+"\n"
+"Options:\n"
+"  -o OPTIONS                  comma-separated mount options:\n"
+"                                ro        read-only (the default, and for now\n"
+"                                          the only mode; rw is refused)\n"
+"                                degraded  allow missing member devices when\n"
+"                                          the replicas allow it\n"
+"                                others (allow_other, nosuid, nodev, noexec,\n"
+"                                debug, ...) are passed to FUSE\n"
+"  -f, --foreground            stay in the foreground (messages on stderr;\n"
+"                              otherwise they go to syslog)\n"
+"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
+"                              from FILE (\"-\" = stdin)\n"
+"  -v, --verbose               print what opening the filesystem found\n"
+"  -h, --help                  display this help and exit\n"
+"\n"
+"Unmount with umount(8) or fusermount3 -u MOUNTPOINT, or send SIGTERM.\n";
+
+static bool log_to_syslog;
+
+static void mount_log(void *arg, const char *msg)
+{
+	if (log_to_syslog)
+		syslog(LOG_ERR, "%s: %s", (const char *)arg, msg);
+	else
+		fprintf(stderr, "bcachefs mount: %s: %s\n", (const char *)arg, msg);
+}
+
+/* Append @s to @out escaped for a libfuse -o value (',' and '\' quoted). */
+static void pr_opt_escaped(struct printbuf *out, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == ',' || *s == '\\')
+			pr_char(out, '\\');
+		pr_char(out, *s);
+	}
+}
+
+static void add_arg(struct fuse_args *args, const char *s)
+{
+	if (fuse_opt_add_arg(args, s))
+		die("out of memory");
+}
+
+int cmd_mount(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "foreground",		no_argument,		NULL, 'f' },
+		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "verbose",		no_argument,		NULL, 'v' },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct printbuf err = PRINTBUF, fsname = PRINTBUF, fuse_opts = PRINTBUF;
+	struct bch_fuse_opts bo = { 0 };
+	struct bch_fuse *bf = NULL;
+	struct fuse_session *se = NULL;
+	struct bch_fs *c = NULL;
+	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint;
+	unsigned nr_devs = 0;
+	bool foreground = false;
+	int opt, ret, code = EXIT_FAIL;
+
+	while ((opt = getopt_long(argc, argv, "o:fvh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': {
+			char *o = xstrdup(optarg), *s2 = NULL;
+
+			for (char *t = strtok_r(o, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
+				if (!strcmp(t, "ro"))
+					continue;
+				if (!strcmp(t, "rw")) {
+					free(o);
+					printbuf_exit(&fuse_opts);
+					die("read-write mount is not available yet; mount read-only (-o ro, the default)");
+				}
+				if (!strcmp(t, "degraded")) {
+					fo.degraded = true;
+					continue;
+				}
+				if (!strcmp(t, "verbose")) {
+					fo.verbose++;
+					continue;
+				}
+				if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8)) {
+					fprintf(stderr, "bcachefs: -o %s: the source and type of the mount are set by bcachefs\n", t);
+					free(o);
+					printbuf_exit(&fuse_opts);
+					return EXIT_USAGE;
+				}
+				if (fuse_opts.pos)
+					pr_char(&fuse_opts, ',');
+				pr_str(&fuse_opts, t);
+			}
+			free(o);
+			break;
+		}
+		case 'f':
+			foreground = true;
+			break;
+		case 'P':
+			fo.passphrase_file = optarg;
+			break;
+		case 'v':
+			fo.verbose++;
+			break;
+		case 'h':
+			cmd_help(cmd_mount_usage);
+		default:
+			cmd_usage_error(cmd_mount_usage, "unknown option");
+		}
+	}
+	if (argc - optind != 2)
+		cmd_usage_error(cmd_mount_usage, "need DEVICE[:DEVICE...] and MOUNTPOINT");
+	devlist = xstrdup(argv[optind]);
+	mountpoint = argv[optind + 1];
+
+	/* the devices; the mount's source names them by real path, joined by ':' */
+	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		char real[PATH_MAX];
+
+		if (nr_devs >= BCH_FS_MAX_DEVS) {
+			fprintf(stderr, "bcachefs: more than %u devices\n", BCH_FS_MAX_DEVS);
+			code = EXIT_USAGE;
+			goto out;
+		}
+		devs = xrealloc(devs, (nr_devs + 1) * sizeof(*devs));
+		devs[nr_devs++] = tok;
+		if (!realpath(tok, real)) {
+			fprintf(stderr, "bcachefs: %s: %s; nothing mounted\n", tok, strerror(errno));
+			goto out;
+		}
+		if (fsname.pos)
+			pr_char(&fsname, ':');
+		pr_str(&fsname, real);
+		if (dev_mounted_check(tok) == 1) {
+			fprintf(stderr, "bcachefs: %s is already mounted or in use; not mounted again\n", tok);
+			goto out;
+		}
+	}
+	if (!nr_devs) {
+		fprintf(stderr, "bcachefs: no device given in \"%s\"\n", argv[optind]);
+		code = EXIT_USAGE;
+		goto out;
+	}
+
+	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
+	if (ret) {
+		fputs(printbuf_str(&err), stderr);
+		fprintf(stderr, "bcachefs: cannot open %s: %s; nothing mounted\n",
+			argv[optind], bch_err_str(ret));
+		goto out;
+	}
+	if (fo.verbose)
+		fputs(printbuf_str(&err), stderr);
+	printbuf_reset(&err);
+	/* stale cached copies are judged by the alloc btree's bucket gens */
+	ret = bch_btree_read_bucket_gens(c, &err);
+	if (ret)
+		fprintf(stderr, "bcachefs mount: cannot read bucket generations (%s); cached copies are trusted\n",
+			bch_err_str(ret));
+	printbuf_reset(&err);
+
+	/* libfuse's arguments */
+	add_arg(&args, "bcachefs");
+	add_arg(&args, "-o");
+	add_arg(&args, "ro,default_permissions,subtype=bcachefs");
+	printbuf_reset(&err);
+	pr_str(&err, "fsname=");
+	pr_opt_escaped(&err, printbuf_str(&fsname));
+	add_arg(&args, "-o");
+	add_arg(&args, printbuf_str(&err));
+	printbuf_reset(&err);
+	if (fuse_opts.pos) {
+		add_arg(&args, "-o");
+		add_arg(&args, printbuf_str(&fuse_opts));
+	}
+
+	bo.log = mount_log;
+	bo.log_arg = (void *)printbuf_str(&fsname);
+	bf = bch_fuse_new(c, &bo);
+	se = bch_fuse_session_new(bf, &args);
+	if (!se) {
+		fprintf(stderr, "bcachefs: cannot start a FUSE session (options: %s); nothing mounted\n",
+			fuse_opts.pos ? printbuf_str(&fuse_opts) : "none");
+		goto out;
+	}
+	if (fuse_set_signal_handlers(se)) {
+		fprintf(stderr, "bcachefs: cannot set signal handlers; nothing mounted\n");
+		goto out;
+	}
+	if (fuse_session_mount(se, mountpoint)) {
+		/* libfuse said why */
+		fprintf(stderr, "bcachefs: cannot mount %s on %s; nothing mounted\n",
+			argv[optind], mountpoint);
+		goto out_signals;
+	}
+	if (!foreground) {
+		if (fuse_daemonize(0)) {
+			fprintf(stderr, "bcachefs: cannot go to the background; unmounted\n");
+			goto out_unmount;
+		}
+		openlog("bcachefs", LOG_PID, LOG_DAEMON);
+		log_to_syslog = true;
+	}
+
+	ret = fuse_session_loop(se);
+	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
+	if (ret < 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "reading FUSE requests failed (%s); unmounting",
+			 ret == -1 ? "error" : strerror(-ret));
+		mount_log(bo.log_arg, msg);
+	} else
+		code = EXIT_OK;
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out:
+	if (se)
+		fuse_session_destroy(se);
+	bch_fuse_free(bf);
+	if (c)
+		bch_fs_close(c);
+	fuse_opt_free_args(&args);
+	printbuf_exit(&err);
+	printbuf_exit(&fuse_opts);
+	free(devs);
+	free(devlist);
+	if (log_to_syslog)
+		closelog();
+	printbuf_exit(&fsname);
+	return code;
+}

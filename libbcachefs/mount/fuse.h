@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The FUSE side of `bcachefs mount`: libfuse3 low-level operations over
+ * an open filesystem (fsread.h). Read-only for now; the operations table
+ * in fuse.c has a marked place for the write operations.
+ *
+ *   struct bch_fuse *bf = bch_fuse_new(c, &opts);
+ *   struct fuse_session *se = bch_fuse_session_new(bf, &args);
+ *   fuse_session_mount(se, mountpoint); ... fuse_session_loop(se);
+ *   fuse_session_unmount(se); fuse_session_destroy(se);
+ *   bch_fuse_free(bf);
+ *
+ * Inode numbers: FUSE's root node id is 1, ours is BCACHEFS_ROOT_INO
+ * (4096); node ids 1 and 4096 are swapped, every other node id is the
+ * bcachefs inode number. stat() shows the bcachefs inode number.
+ *
+ * Errors go to FUSE as -errno (the library's error codes mapped to their
+ * errno class); the library's description of what went wrong (inode,
+ * offset, device, sector) goes to the optional log callback. Nothing is
+ * printed here.
+ *
+ * Threads: the btree node cache is not thread-safe, so the session must
+ * be run with the single-threaded fuse_session_loop().
+ */
+#ifndef BCH_MOUNT_FUSE_H
+#define BCH_MOUNT_FUSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bch_fs;
+struct fuse_args;
+struct fuse_session;
+
+struct bch_fuse_opts {
+	/* attribute and name cache timeouts given to the kernel, seconds
+	 * (0 = the default: a day; the filesystem cannot change under us) */
+	double		timeout;
+	/* one message per failed operation (no trailing newline); may be NULL */
+	void		(*log)(void *arg, const char *msg);
+	void		*log_arg;
+};
+
+struct bch_fuse;
+
+/* State for the session over @c (which stays owned by the caller). */
+struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts);
+void bch_fuse_free(struct bch_fuse *bf);
+
+/*
+ * fuse_session_new() with our operations. @args are libfuse's
+ * (argv[0] and -o options). NULL on error (libfuse prints why).
+ */
+struct fuse_session *bch_fuse_session_new(struct bch_fuse *bf, struct fuse_args *args);
+
+/* Node id <-> bcachefs inode number (exposed for tests). */
+uint64_t bch_fuse_ino_to_inum(uint64_t ino);
+uint64_t bch_fuse_inum_to_ino(uint64_t inum);
+
+#endif

@@ -1,0 +1,58 @@
+#!/bin/sh
+# A flipped byte inside a checksummed data extent, read through the FUSE
+# mount: reading that file fails with EIO (never returns the bad data), the
+# mount's log names the inode, offset and the checksum error, the other
+# files still read correctly and the mount keeps working.
+. "$TESTDIR/../lib.sh"
+[ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
+command -v fusermount3 >/dev/null || { echo "no fusermount3"; exit 77; }
+command -v python3 >/dev/null || { echo "python3 needed"; exit 77; }
+if [ "$(id -u)" != 0 ] && [ ! -u "$(command -v fusermount3)" ]; then
+	echo "fusermount3 is not setuid and we are not root"; exit 77
+fi
+mnt=$WORK/mnt-damage
+mkdir -p "$mnt"
+trap 'fusermount3 -u -z "$mnt" 2>/dev/null' EXIT
+trap 'fusermount3 -u -z "$mnt" 2>/dev/null; exit 1' INT TERM
+
+img=$WORK/damaged.img
+cp --sparse=always "$(golden_images g4_compressed_encrypted_data lz4)" "$img"
+inum=$("$BCACHEFS" list -b dirents "$img" | sed -n 's/.*: small -> \([0-9]*\)$/\1/p')
+[ -n "$inum" ] || fail "d/small not found"
+sector=$("$BCACHEFS" list -b extents -s $inum:0 -e $((inum + 1)):0 "$img" |
+	sed -n 's/.* ptr: 0:\([0-9]*\) gen.*/\1/p' | head -n 1)
+[ -n "$sector" ] || fail "extent of d/small not found"
+python3 - "$img" $((sector * 512 + 100)) <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x20]))
+PY
+
+"$BCACHEFS" mount -f "$img" "$mnt" > "$WORK/mount.log" 2>&1 < /dev/null &
+pid=$!
+i=0
+until awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; do
+	kill -0 $pid 2>/dev/null || { cat "$WORK/mount.log"; fail "mount exited before mounting"; }
+	i=$((i + 1)); [ $i -lt 200 ] || fail "not mounted after 10 s"
+	sleep 0.05
+done
+
+cat "$mnt/d/small" > "$WORK/small" 2> "$WORK/cat.err" && fail "damaged file read without error"
+cat "$WORK/cat.err"
+grep -q "Input/output error" "$WORK/cat.err" || fail "damaged file: not EIO"
+[ -z "$(tr -d '\0' < "$WORK/small")" ] || fail "damaged data was returned"
+# the rest reads as written
+grep -v "d/small" "$GOLDEN/g4_compressed_encrypted_data/out/lz4-tree-manifest.txt" > "$WORK/manifest"
+python3 "$TESTDIR/../extract/tree_compare.py" --content-only --allow-extra lost+found --allow-extra d \
+	"$WORK/manifest" "$mnt" || fail "undamaged files differ"
+[ "$(stat -c %s "$mnt/d/small")" = 4096 ] || fail "stat of the damaged file"
+
+fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
+wait $pid
+rc=$?
+cat "$WORK/mount.log"
+crashed $rc && fail "mount process crashed (rc=$rc)"
+[ $rc = 0 ] || fail "mount process exit $rc"
+grep -q "inode $inum at offset 0" "$WORK/mount.log" || fail "log does not name the inode and offset"
+grep -qi "checksum" "$WORK/mount.log" || fail "log does not say checksum"
+exit 0
