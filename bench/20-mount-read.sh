@@ -1,0 +1,44 @@
+#!/bin/sh
+# Sequential read of a large file through `bcachefs mount` against reading
+# the same amount straight from the image file with dd, in the same run.
+# (Target: mount read >= 50% of the raw read.) Needs root, /dev/fuse and
+# `format --source`.
+set -u
+top=${BENCH_TOP:-$(pwd)}
+bin=${BCACHEFS:-$top/bcachefs}
+work=${BENCH_WORK:-$(mktemp -d)}
+mb=${BENCH_READ_MB:-1024}
+
+[ -e /dev/fuse ] && command -v fusermount3 >/dev/null || { echo "no FUSE here"; exit 77; }
+
+mkdir -p "$work/src" "$work/mnt"
+head -c $((mb * 1048576)) /dev/urandom > "$work/src/big" || exit 1
+truncate -s $((mb * 2 + 512))M "$work/fs.img"
+if ! "$bin" format -q -f --source="$work/src" "$work/fs.img" > "$work/format.log" 2>&1; then
+	echo "format --source not available: $(head -n 1 "$work/format.log")"
+	exit 77
+fi
+rm -f "$work/src/big"
+
+mbps() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", b / (ns / 1e9) / 1e6 }'; }
+drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
+
+drop
+t0=$(date +%s%N)
+dd if="$work/fs.img" of=/dev/null bs=1M count="$mb" status=none
+raw=$(( $(date +%s%N) - t0 ))
+
+"$bin" mount "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
+drop
+t0=$(date +%s%N)
+dd if="$work/mnt/big" of=/dev/null bs=1M status=none
+fuse=$(( $(date +%s%N) - t0 ))
+fusermount3 -u "$work/mnt"
+
+bytes=$((mb * 1048576))
+r=$(mbps $bytes $raw) f=$(mbps $bytes $fuse)
+printf '%-40s %10s\n' "read ${mb} MiB" "MB/s"
+printf '%-40s %10s\n' "dd from the image file (baseline)" "$r"
+printf '%-40s %10s  (%s%% of raw; target >= 50%%)\n' "dd through bcachefs mount" "$f" \
+	"$(awk -v a="$f" -v b="$r" 'BEGIN { printf "%.0f", 100 * a / b }')"
+rm -f "$work/fs.img"
