@@ -7,7 +7,9 @@
 #include "cmds.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/fs.h"
+#include "libbcachefs/format.h"
 #include "libbcachefs/fsck.h"
+#include "libbcachefs/init.h"
 #include "libbcachefs/problems.h"
 #include "libbcachefs/util.h"
 #include "libbcachefs/mounted.h"
@@ -102,6 +104,48 @@ static int fsck_exit_code(const struct fsck_state *s)
 	return ret;
 }
 
+/*
+ * A filesystem whose superblock says it was never initialised (format
+ * --no_initialize, or the 2018 format): problem sb_not_initialized. When
+ * it is to be fixed, reopen read-write and run the first-mount
+ * initialisation (spec 10 §5.10). Returns 0 when @c is initialised (the
+ * passes can run), 1 when it is left uninitialised, or an error (then @c
+ * is closed and NULL, the message printed).
+ */
+static int fsck_initialize(char **devs, int nr, struct bch_fs_opts *opts,
+			   struct fsck_state *s, struct bch_fs **c)
+{
+	struct printbuf err = PRINTBUF;
+	int ret;
+
+	if (BCH_SB_INITIALIZED((*c)->sb))
+		return 0;
+	if (!fsck_fix(s, PROB_sb_not_initialized,
+		      "%s: filesystem was never initialized (formatted with --no_initialize?)",
+		      devs[0]))
+		return 1;
+
+	bch_fs_close(*c);
+	*c = NULL;
+	opts->read_only = false;
+	opts->degraded = false;		/* initialisation needs every member */
+	ret = bch_fs_open(devs, (unsigned)nr, opts, c, &err);
+	if (!ret)
+		ret = bch_fs_initialize(*c, &err);
+	if (ret) {
+		fprintf(stderr, "bcachefs fsck: initializing the filesystem failed: %s\n%s",
+			bch_err_str(ret), printbuf_str(&err));
+		if (*c)
+			bch_fs_close(*c);
+		*c = NULL;
+		/* it was counted as fixed: it is not */
+		s->fixed[PROB_sb_not_initialized]--;
+		s->nr_fixed--;
+	}
+	printbuf_exit(&err);
+	return ret;
+}
+
 int cmd_fsck(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -187,12 +231,16 @@ int cmd_fsck(int argc, char *argv[])
 		printbuf_exit(&err);
 		return FSCK_EXIT_ERROR;
 	}
-	if (err.pos)
-		fputs(printbuf_str(&err), cli.json ? stderr : stdout);
-	printbuf_reset(&err);
+	/* what the open found (backup superblock used, bad journal entries) */
+	bch_fsck_report_open(&s, &err);
 
-	ret = bch_fsck_run(c, &s, fsck_progress, &cli);
-	bch_fs_close(c);
+	ret = fsck_initialize(argv, argc, &opts, &s, &c);
+	if (ret > 0)
+		ret = 0;		/* uninitialised and left so: nothing to check */
+	else if (!ret)
+		ret = bch_fsck_run(c, &s, fsck_progress, &cli);
+	if (c)
+		bch_fs_close(c);
 
 	code = fsck_exit_code(&s);
 	if (ret < 0) {
