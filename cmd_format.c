@@ -13,12 +13,19 @@
 #include "libbcachefs/crypto.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/format.h"
+#include "libbcachefs/fs.h"
+#include "libbcachefs/init.h"
 #include "libbcachefs/mkfs.h"
+#include "libbcachefs/source.h"
 #include "libbcachefs/super.h"
 #include "libbcachefs/util.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -60,8 +67,12 @@ const char cmd_format_usage[] =
 "  -U, --uuid=UUID                Filesystem (external) UUID (default: random)\n"
 "  -f, --force                    Format even if a device holds a filesystem\n"
 "                                 or a partition table\n"
-"      --no_initialize            Only write the superblocks (the filesystem is\n"
-"                                 initialised when it is first opened)\n"
+"      --no_initialize            Only write the superblocks, as the 2018 tool did\n"
+"                                 (the filesystem is initialised by fsck -y/-p);\n"
+"                                 by default format also initialises it: journal,\n"
+"                                 root directory, lost+found\n"
+"      --source=DIR               Copy the tree under DIR into the new filesystem\n"
+"                                 (DIR becomes its root directory)\n"
 "  -q, --quiet                    Print only errors\n"
 "  -h, --help                     Print this help and exit\n"
 "\n"
@@ -78,7 +89,9 @@ const char cmd_format_usage[] =
 "  bcachefs format --group=ssd /dev/sdb --group=hdd /dev/sdc /dev/sdd \\\n"
 "                  --foreground_target=ssd --background_target=hdd\n"
 "\n"
-"Exit status: 0 formatted, 1 failed (nothing or only earlier devices written),\n"
+"Exit status: 0 formatted, 1 failed (nothing or only earlier devices written;\n"
+"or the superblocks were written but initialising the filesystem failed, which\n"
+"leaves a valid uninitialised filesystem),\n"
 "16 usage error.\n";
 
 enum {
@@ -108,6 +121,7 @@ enum {
 	O_grpquota,
 	O_prjquota,
 	O_no_initialize,
+	O_source,
 	O_fs_size,
 	O_bucket_size,
 	O_discard,
@@ -147,6 +161,7 @@ static const struct option format_opts[] = {
 	{ "uuid",			required_argument, NULL, 'U' },
 	{ "force",			no_argument,	   NULL, 'f' },
 	{ "no_initialize",		no_argument,	   NULL, O_no_initialize },
+	{ "source",			required_argument, NULL, O_source },
 	{ "fs_size",			required_argument, NULL, O_fs_size },
 	{ "bucket_size",		required_argument, NULL, O_bucket_size },
 	{ "group",			required_argument, NULL, 'g' },
@@ -196,14 +211,72 @@ static void confirm_overwrite(const char *path, const char *what)
 	free(line);
 }
 
+/*
+ * Initialise the filesystem just written (spec 10 §5.10): open it read-write
+ * with every device and run the first-mount initialisation. The passphrase
+ * already read is handed to the open through an anonymous memory file, so
+ * it is neither asked for again nor written anywhere.
+ */
+static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done)
+{
+	fprintf(stderr, "\rcopying: %" PRIu64 " inodes, %" PRIu64 " MiB%s", files,
+		bytes >> 20, done ? "\n" : "");
+}
+
+static int format_initialize(struct mkfs_dev *devs, unsigned nr,
+			     const char *passphrase, size_t passphrase_len,
+			     const char *source, bool quiet, struct printbuf *err)
+{
+	struct bch_source_opts so = { .dir = source };
+	struct bch_init_opts io = { 0 };
+	char **paths = xcalloc(nr, sizeof(*paths));
+	struct bch_fs_opts fo = { 0 };
+	struct bch_fs *c = NULL;
+	char pass_path[64];
+	int memfd = -1, ret;
+
+	for (unsigned i = 0; i < nr; i++)
+		paths[i] = (char *)devs[i].path;
+
+	if (passphrase) {
+		memfd = memfd_create("bcachefs-passphrase", MFD_CLOEXEC);
+		if (memfd < 0 ||
+		    write(memfd, passphrase, passphrase_len) != (ssize_t)passphrase_len ||
+		    write(memfd, "\n", 1) != 1) {
+			ret = -errno;
+			pr_str(err, "cannot hand the passphrase to the filesystem open\n");
+			goto out;
+		}
+		snprintf(pass_path, sizeof(pass_path), "/proc/self/fd/%d", memfd);
+		fo.passphrase_file = pass_path;
+	}
+
+	if (source) {
+		io.populate = bch_source_populate;
+		io.populate_priv = &so;
+		if (!quiet && isatty(STDERR_FILENO))
+			so.progress = source_progress;
+	}
+	ret = bch_fs_open(paths, nr, &fo, &c, err);
+	if (!ret) {
+		ret = bch_fs_initialize_opts(c, &io, err);
+		bch_fs_close(c);
+	}
+out:
+	if (memfd >= 0)
+		close(memfd);
+	free(paths);
+	return ret;
+}
+
 int cmd_format(int argc, char *argv[])
 {
 	struct mkfs_opts opts;
 	struct mkfs_dev_opts dev_opts;
 	struct mkfs_dev *devs = NULL;
 	unsigned nr = 0, v;
-	bool force = false, quiet = false, no_passphrase = false;
-	const char *passphrase_file = NULL, *dev_opt_after_last = NULL;
+	bool force = false, quiet = false, no_passphrase = false, no_initialize = false;
+	const char *passphrase_file = NULL, *dev_opt_after_last = NULL, *source = NULL;
 	char *passphrase = NULL;
 	size_t passphrase_len = 0;
 	struct printbuf err = PRINTBUF;
@@ -340,7 +413,10 @@ int cmd_format(int argc, char *argv[])
 			force = true;
 			break;
 		case O_no_initialize:
-			/* this version always leaves initialisation to the first open */
+			no_initialize = true;
+			break;
+		case O_source:
+			source = optarg;
 			break;
 		case 't':
 			/* the removed tier option of the 2018 tool: accepted, ignored */
@@ -423,6 +499,16 @@ int cmd_format(int argc, char *argv[])
 	if (no_passphrase && passphrase_file)
 		cmd_usage_error(cmd_format_usage,
 				"--no_passphrase and --passphrase_file exclude each other");
+	if (source && no_initialize)
+		cmd_usage_error(cmd_format_usage, "--source and --no_initialize exclude each other");
+	if (source) {
+		struct stat st;
+
+		errno = 0;
+		if (stat(source, &st) || !S_ISDIR(st.st_mode))
+			die("--source %s: %s", source,
+			    errno ? strerror(errno) : "not a directory");
+	}
 	if (opts.meta_replicas_req > opts.meta_replicas ||
 	    opts.data_replicas_req > opts.data_replicas)
 		cmd_usage_error(cmd_format_usage,
@@ -466,12 +552,6 @@ int cmd_format(int argc, char *argv[])
 	    (ret = mkfs_check(sb, nr, &err)))
 		goto fail;
 
-	if (passphrase) {
-		bch_passphrase_free(passphrase, passphrase_len);
-		passphrase = NULL;
-		opts.passphrase = NULL;
-	}
-
 	if (!force)
 		for (unsigned i = 0; i < nr; i++) {
 			struct printbuf what = PRINTBUF;
@@ -498,6 +578,18 @@ int cmd_format(int argc, char *argv[])
 
 	for (unsigned i = 0; i < nr; i++)
 		mkfs_dev_close(&devs[i]);
+
+	if (!no_initialize &&
+	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, source, quiet, &err))) {
+		if (passphrase)
+			bch_passphrase_free(passphrase, passphrase_len);
+		die("initialising the filesystem failed: %s\n%s"
+		    "the superblocks were written: the filesystem is valid but uninitialised "
+		    "(fsck -y initialises it)", bch_err_str(ret), printbuf_str(&err));
+	}
+	if (passphrase)
+		bch_passphrase_free(passphrase, passphrase_len);
+
 	free(devs);
 	free(sb);
 	printbuf_exit(&err);

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "bulk.h"
 #include "dev.h"
 #include "dirent.h"
 #include "errcode.h"
@@ -48,6 +49,8 @@ struct init_state {
 	struct btree_write_ctx	wctx;
 	struct bch_journal_writer jw;
 	struct init_root	roots[ARRAY_SIZE(init_btrees)];
+	bool			bulk;		/* opts->populate: roots in bulk_roots */
+	struct bulk_root	bulk_roots[BCH_NR_BTREES];
 
 	/* values of the inode and dirent keys */
 	uint8_t			root_val[BCH_INODE_VAL_BYTES_MAX];
@@ -210,6 +213,8 @@ static int alloc_roots(struct init_state *s, struct printbuf *err)
 		r->btree_id = init_btrees[i];
 		if (r->btree_id == BTREE_ID_DIRENTS && !s->have_dirent)
 			continue;
+		if (s->bulk)
+			continue;	/* bulk_alloc_btree() and the populate callback */
 		ret = bch_alloc_btree_node(&s->a, r->ptrs, &r->nr_ptrs, err);
 		if (ret)
 			return ret;
@@ -261,12 +266,17 @@ static int build_roots(struct init_state *s, uint64_t journal_seq, struct printb
 
 static int add_roots(struct init_state *s, struct jset_builder *b)
 {
-	unsigned i;
 	int ret = 0;
 
-	for (i = 0; i < ARRAY_SIZE(init_btrees) && !ret; i++)
-		if (s->roots[i].nr_ptrs)
-			ret = jset_add_root(b, s->roots[i].btree_id, 0, &s->roots[i].key);
+	for (unsigned id = 0; id < BCH_NR_BTREES && !ret; id++) {
+		struct init_root *r = root_of(s, id);
+
+		if (r && r->nr_ptrs)
+			ret = jset_add_root(b, id, 0, &r->key);
+		else if (s->bulk && s->bulk_roots[id].present)
+			ret = jset_add_root(b, id, s->bulk_roots[id].level,
+					    &s->bulk_roots[id].key);
+	}
 	return ret;
 }
 
@@ -286,8 +296,9 @@ static int write_journal(struct init_state *s, struct printbuf *err)
 
 	/* entry 1: the keys, in commit order, then the roots (30 §3.2) */
 	jset_builder_init(&b);
-	ret = jset_add_keys(&b, BTREE_ID_ALLOC, 0, s->alloc_keys, s->nr_alloc_keys);
-	if (!ret)
+	if (s->nr_alloc_keys)
+		ret = jset_add_keys(&b, BTREE_ID_ALLOC, 0, s->alloc_keys, s->nr_alloc_keys);
+	if (!ret && s->nr_inodes)
 		ret = jset_add_keys(&b, BTREE_ID_INODES, 0, s->inode_keys, s->nr_inodes);
 	if (!ret && s->have_dirent)
 		ret = jset_add_keys(&b, BTREE_ID_DIRENTS, 0, &s->dirent_key, 1);
@@ -466,6 +477,58 @@ static int init_journal_buckets(struct init_state *s, struct printbuf *err)
 	return 0;
 }
 
+/*
+ * Bulk mode: the alloc btree in as many nodes as its keys need. Its nodes'
+ * buckets need alloc keys too, so nodes are taken until they are enough
+ * for every dirty bucket including their own; the keys are not journalled.
+ */
+static int bulk_alloc_btree(struct init_state *s, struct printbuf *err)
+{
+	struct bulk_pool pool = { 0 };
+	struct bkey_ref *keys = NULL;
+	uint64_t *vals = NULL;
+	size_t nr = 0, size = 0;
+	unsigned key_u64s;
+	int ret;
+
+	for (;;) {
+		free(keys);
+		free(vals);
+		keys = NULL;
+		vals = NULL;
+		ret = bch_alloc_dirty_keys(&s->a, &keys, &vals, &nr);
+		if (ret)
+			goto out;
+		key_u64s = 0;
+		for (size_t i = 0; i < nr; i++)
+			key_u64s = max_t(unsigned, key_u64s, keys[i].k.u64s);
+		if (pool.nr && bch_bulk_nodes_for(&s->wctx, 0, nr, key_u64s,
+						  5 + pool.nr_ptrs[0]) <= pool.nr)
+			break;
+		if (pool.nr == size) {
+			size = size ? 2 * size : 4;
+			pool.ptrs = xrealloc(pool.ptrs, size * sizeof(*pool.ptrs));
+			pool.nr_ptrs = xrealloc(pool.nr_ptrs, size * sizeof(*pool.nr_ptrs));
+		}
+		ret = bch_alloc_btree_node(&s->a, pool.ptrs[pool.nr], &pool.nr_ptrs[pool.nr], err);
+		if (ret)
+			goto out;
+		pool.nr++;
+	}
+	ret = bch_bulk_build_pool(s->c, &s->wctx, &s->a, BTREE_ID_ALLOC, keys, nr, 0,
+				  &pool, &s->bulk_roots[BTREE_ID_ALLOC], err);
+	if (!ret && pool.used != pool.nr) {
+		pr_buf(err, "alloc btree: %zu of %zu reserved nodes used\n", pool.used, pool.nr);
+		ret = -EINVAL;
+	}
+out:
+	free(keys);
+	free(vals);
+	free(pool.ptrs);
+	free(pool.nr_ptrs);
+	return ret;
+}
+
 static void init_state_exit(struct init_state *s)
 {
 	unsigned i;
@@ -496,15 +559,22 @@ int bch_fs_initialize_opts(struct bch_fs *c, const struct bch_init_opts *opts,
 		ret = bch_alloc_init(&s->a, c, err);
 	if (!ret)
 		ret = init_journal_buckets(s, err);
-	if (!ret)
+	if (!ret && opts->populate) {
+		s->bulk = true;
+		ret = opts->populate(c, &s->a, &s->wctx, s->bulk_roots,
+				     opts->populate_priv, err);
+	} else if (!ret)
 		ret = make_fs_keys(s, opts, err);
+	if (!ret && s->bulk)
+		ret = bulk_alloc_btree(s, err);
 	if (!ret)
 		ret = alloc_roots(s, err);
 	if (ret)
 		goto out;
 
 	/* the keys each root gets: alloc keys for every bucket the nodes use */
-	bch_alloc_dirty_keys(&s->a, &s->alloc_keys, &s->alloc_vals, &s->nr_alloc_keys);
+	if (!s->bulk)
+		bch_alloc_dirty_keys(&s->a, &s->alloc_keys, &s->alloc_vals, &s->nr_alloc_keys);
 	r = root_of(s, BTREE_ID_ALLOC);
 	r->keys = s->alloc_keys;
 	r->nr_keys = s->nr_alloc_keys;

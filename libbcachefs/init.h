@@ -30,11 +30,32 @@
 struct bch_fs;
 struct printbuf;
 
+struct bch_allocator;
+struct btree_write_ctx;
+struct bulk_root;
+
+/*
+ * Filling a new filesystem in bulk (format --source): called once the
+ * journal buckets are taken, with the allocator and the node writer
+ * context; builds btrees with bulk.h and returns their roots in
+ * @roots[btree id] (BCH_NR_BTREES entries, zeroed). The root directory and
+ * lost+found are then the callback's: initialisation adds no inode or
+ * dirent of its own, only the alloc btree (alloc keys for every bucket
+ * used, in one node), the journal with every root, replicas and the
+ * superblocks.
+ */
+typedef int (*bch_init_populate_fn)(struct bch_fs *c, struct bch_allocator *a,
+				    const struct btree_write_ctx *w,
+				    struct bulk_root *roots, void *priv,
+				    struct printbuf *err);
+
 struct bch_init_opts {
 	bool		no_lost_found;	/* stop where the reference's first open did */
 	int64_t		now_ns;		/* 0 = the real-time clock */
 	uint64_t	root_hash_seed;	/* 0 = random */
 	uint64_t	lf_hash_seed;	/* 0 = random */
+	bch_init_populate_fn populate;	/* NULL: root directory and lost+found only */
+	void		*populate_priv;
 };
 
 /*

@@ -1,0 +1,832 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * format --source: copy a directory tree into a new filesystem, building
+ * its btrees in bulk. See source.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "bulk.h"
+#include "checksum.h"
+#include "compress.h"
+#include "crypto.h"
+#include "dev.h"
+#include "dirent.h"
+#include "errcode.h"
+#include "format.h"
+#include "fs.h"
+#include "inode.h"
+#include "node_write.h"
+#include "source.h"
+#include "util.h"
+#include "xattr.h"
+
+#define LOST_FOUND		"lost+found"
+#define COPY_BUF_BYTES		(1U << 20)
+#define HL_BUCKETS		4096
+
+struct hardlink {
+	struct hardlink		*next;
+	dev_t			dev;
+	ino_t			ino;
+	uint64_t		inum;
+};
+
+struct hashed {
+	uint64_t	hash;
+	struct bkey_h	k;
+	uint8_t		*v;
+	unsigned	v_bytes;
+};
+
+/* Where user data goes next on one device (a write point). */
+struct wp {
+	unsigned		dev;
+	bool			open;
+	uint64_t		bucket;
+	uint8_t			gen;
+	unsigned		used;		/* sectors */
+	unsigned		bucket_size;
+};
+
+struct src {
+	struct bch_fs		*c;
+	struct bch_allocator	*a;
+	struct bch_source_opts	*o;
+	struct printbuf		*err;
+
+	struct bch_inode_unpacked *inodes;	/* [inum - 4096] */
+	size_t			nr_inodes, size_inodes;
+	struct hardlink		*hl[HL_BUCKETS];
+
+	struct bulk_keys	keys[BCH_NR_BTREES];
+
+	unsigned		csum_type;	/* data checksum type (40 §40.2.1) */
+	unsigned		extent_max;	/* sectors per key */
+	unsigned		block_sectors;
+	struct wp		wp[BCH_REPLICAS_MAX];
+	unsigned		nr_wp;
+	uint64_t		replicas_devs;
+	uint8_t			*buf;
+	uint8_t			*cbuf;		/* compressed data */
+	unsigned		compression_type; /* on-disk type, 0 = none */
+	uint64_t		key_version;	/* 40 §40.4.7 */
+	int64_t			now;		/* stored time of "now" */
+	uint64_t		last_progress;
+	struct hashed		*lf_dirent;	/* lost+found, placed with the root's dirents */
+	dev_t			dev_dev[BCH_FS_MAX_DEVS];	/* the devices written to */
+	ino_t			dev_ino[BCH_FS_MAX_DEVS];
+	unsigned		nr_dev_files;
+};
+
+/* ---- inodes ------------------------------------------------------------- */
+
+static uint64_t to_time(const struct src *s, const struct timespec *ts)
+{
+	return bch_inode_ns_to_time((int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec,
+				    le64_to_cpu(s->c->sb->time_base_lo),
+				    le32_to_cpu(s->c->sb->time_precision));
+}
+
+static uint64_t inode_new(struct src *s)
+{
+	uint64_t inum = BCACHEFS_ROOT_INO + s->nr_inodes;
+	struct bch_inode_unpacked *u;
+
+	if (s->nr_inodes == s->size_inodes) {
+		s->size_inodes = s->size_inodes ? 2 * s->size_inodes : 1024;
+		s->inodes = xrealloc(s->inodes, s->size_inodes * sizeof(*s->inodes));
+	}
+	u = &s->inodes[s->nr_inodes++];
+	memset(u, 0, sizeof(*u));
+	u->bi_inum	= inum;
+	u->bi_hash_seed	= bch_random_u64();
+	u->bi_flags	= (uint32_t)(s->c->str_hash_type & 0xf) << 20;
+	u->bi_atime = u->bi_ctime = u->bi_mtime = u->bi_otime = (uint64_t)s->now;
+	return inum;
+}
+
+static struct bch_inode_unpacked *ino(struct src *s, uint64_t inum)
+{
+	return &s->inodes[inum - BCACHEFS_ROOT_INO];
+}
+
+static void inode_from_stat(struct src *s, uint64_t inum, const struct stat *st)
+{
+	struct bch_inode_unpacked *u = ino(s, inum);
+	unsigned ma = major(st->st_rdev), mi = minor(st->st_rdev);
+
+	u->bi_mode	= (uint16_t)st->st_mode;
+	u->bi_uid	= st->st_uid;
+	u->bi_gid	= st->st_gid;
+	u->bi_atime	= to_time(s, &st->st_atim);
+	u->bi_mtime	= to_time(s, &st->st_mtim);
+	u->bi_ctime	= to_time(s, &st->st_ctim);
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		u->bi_dev = (mi & 0xff) | (ma << 8) | ((mi & ~0xffU) << 12);
+}
+
+static unsigned mode_to_dt(unsigned mode)
+{
+	return (mode >> 12) & 15;
+}
+
+/* ---- hashed keys (dirents, xattrs): linear probing ---------------------- */
+
+static int hashed_cmp(const void *a, const void *b)
+{
+	const struct hashed *x = a, *y = b;
+
+	return x->hash < y->hash ? -1 : x->hash > y->hash;
+}
+
+/*
+ * Place the keys of one directory / inode: sorted by hash, each at the
+ * first free offset from its hash on (40 §40.6: linear probing).
+ */
+static void hashed_emit(struct src *s, unsigned btree_id, uint64_t inum,
+			struct hashed *h, size_t nr)
+{
+	uint64_t next = 0;
+
+	if (nr)
+		qsort(h, nr, sizeof(*h), hashed_cmp);
+	for (size_t i = 0; i < nr; i++) {
+		uint64_t off = i && h[i].hash < next ? next : h[i].hash;
+
+		h[i].k.p = POS_H(inum, off);
+		next = off + 1;
+		bulk_keys_add(&s->keys[btree_id], &h[i].k, h[i].v, h[i].v_bytes);
+		free(h[i].v);
+	}
+}
+
+/* ---- data --------------------------------------------------------------- */
+
+static int wp_init(struct src *s)
+{
+	unsigned want = (unsigned)BCH_SB_DATA_REPLICAS_WANT(s->c->sb) ?: 1;
+
+	for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS && s->nr_wp < want; d++) {
+		struct bch_dev_alloc *da = s->a->devs[d];
+
+		if (!da || !da->present || da->state != BCH_MEMBER_STATE_RW ||
+		    !da->durability || !(da->data_allowed & (1U << BCH_DATA_USER)))
+			continue;
+		s->wp[s->nr_wp].dev = d;
+		s->wp[s->nr_wp].bucket_size = da->bucket_size;
+		s->replicas_devs |= 1ULL << d;
+		s->nr_wp++;
+	}
+	if (!s->nr_wp) {
+		pr_str(s->err, "no device can hold user data\n");
+		return -ENOSPC;
+	}
+	bch_replicas_add(&s->a->replicas, BCH_DATA_USER, s->replicas_devs);
+	return 0;
+}
+
+/*
+ * The extent value: a crc entry when checksummed or compressed (the
+ * smallest kind that holds it, 40 §40.1.4), then one pointer per replica.
+ */
+static unsigned extent_val(struct src *s, const uint64_t *offsets,
+			   const struct bch_extent_crc_unpacked *crc, uint64_t *v)
+{
+	unsigned n = 0;
+
+	if (crc->csum_type != BCH_CHECKSUM_NONE || crc->compression_type) {
+		union bch_extent_entry e;
+		int t = bch_extent_crc_pick_type(crc);
+
+		n = t < 0 ? 0 : bch_extent_crc_pack(&e, t, crc);
+		memcpy(v, &e, n * 8);
+	}
+	for (unsigned i = 0; i < s->nr_wp; i++) {
+		struct bch_extent_ptr p = { 0 };
+
+		SET_EXTENT_PTR_TYPE(&p, 1);
+		SET_EXTENT_PTR_OFFSET(&p, offsets[i]);
+		SET_EXTENT_PTR_DEV(&p, s->wp[i].dev);
+		SET_EXTENT_PTR_GEN(&p, s->wp[i].gen);
+		memcpy(&v[n++], &p, 8);
+	}
+	return n * 8;
+}
+
+/* Room left in the write points: a fresh bucket where one is full. */
+static int wp_space(struct src *s, uint64_t *space)
+{
+	int ret;
+
+	*space = UINT64_MAX;
+	for (unsigned i = 0; i < s->nr_wp; i++) {
+		struct wp *w = &s->wp[i];
+
+		if (!w->open || w->used >= w->bucket_size) {
+			ret = bch_alloc_bucket(s->a, w->dev, BCH_DATA_USER, 0,
+					       &w->bucket, &w->gen, s->err);
+			if (ret) {
+				pr_buf(s->err, "out of space on device %u copying the data\n",
+				       w->dev);
+				return ret;
+			}
+			w->open = true;
+			w->used = 0;
+		}
+		if (*space > w->bucket_size - w->used)
+			*space = w->bucket_size - w->used;
+	}
+	return 0;
+}
+
+/*
+ * Write @sectors of @data (a whole number of blocks, zero-padded) as the
+ * extents of @inum from sector @start (40 §40.1.12; compressed per
+ * §40.3.3, encrypted with a fresh version per §40.4.7); adds their sizes
+ * to *@i_sectors. @data is used as scratch (encrypted in place).
+ */
+static int write_data(struct src *s, uint64_t inum, uint64_t start,
+		      uint8_t *data, uint64_t sectors, uint64_t *i_sectors)
+{
+	size_t block_bytes = (size_t)s->block_sectors * 512;
+	int ret;
+
+	while (sectors) {
+		struct bch_extent_crc_unpacked crc = { .entry_type = -1 };
+		uint64_t space, in, out, offsets[BCH_REPLICAS_MAX];
+		uint64_t v[BKEY_EXTENT_VAL_U64s_MAX];
+		struct bch_csum_val csum = { 0, 0 };
+		struct bch_nonce nonce = bch_nonce_make(0, 0, 0, 0);
+		struct bkey_h k = { 0 };
+		uint8_t *payload = data;
+
+		ret = wp_space(s, &space);
+		if (ret)
+			return ret;
+
+		in = sectors;
+		if (s->csum_type != BCH_CHECKSUM_NONE && in > s->extent_max)
+			in = s->extent_max;
+		if (in > space)
+			in = space;
+		out = in;
+		if (s->compression_type) {
+			size_t used = 0, dst_used = 0;
+			uint64_t room = space < sectors ? space : sectors;
+
+			ret = bch_compress_extent(s->compression_type, 0, data, sectors * 512,
+						  s->cbuf, room * 512, block_bytes,
+						  (size_t)s->extent_max * 512, &used, &dst_used);
+			if (!ret) {
+				in = used / 512;
+				out = dst_used / 512;
+				payload = s->cbuf;
+				crc.compression_type = (uint8_t)s->compression_type;
+			} else if (ret != -E2BIG) {
+				pr_buf(s->err, "compressing: %s\n", bch_err_str(ret));
+				return ret;
+			}
+		}
+		crc.csum_type = (uint8_t)s->csum_type;
+		crc.compressed_size = (uint32_t)out;
+		crc.uncompressed_size = (uint32_t)in;
+
+		if (s->c->encrypted) {
+			k.version_lo = ++s->key_version + 1;
+			nonce = bch_nonce_extent(k.version_lo, 0, crc.compression_type,
+						 crc.uncompressed_size, 0);
+			ret = bch_encrypt(s->csum_type, &s->c->key, nonce, payload, out * 512);
+			if (ret) {
+				pr_buf(s->err, "encrypting: %s\n", bch_err_str(ret));
+				return ret;
+			}
+		}
+		if (s->csum_type != BCH_CHECKSUM_NONE) {
+			ret = bch_checksum(s->csum_type, nonce,
+					   s->c->encrypted ? &s->c->key : NULL,
+					   payload, out * 512, &csum);
+			if (ret)
+				return ret;
+			crc.csum_lo = csum.lo;
+			crc.csum_hi = csum.hi;
+			if (s->csum_type == BCH_CHECKSUM_CHACHA20_POLY1305_80)
+				crc.csum_hi &= 0xffff;
+		}
+		for (unsigned i = 0; i < s->nr_wp; i++) {
+			struct wp *w = &s->wp[i];
+			struct bch_member_dev *ca = s->c->devs[w->dev];
+
+			offsets[i] = w->bucket * w->bucket_size + w->used;
+			ret = dev_pwrite(ca->io, payload, out * 512, offsets[i] * 512);
+			if (ret) {
+				pr_buf(s->err, "%s: writing data at sector %" PRIu64 ": %s\n",
+				       ca->io->path, offsets[i], bch_err_str(ret));
+				return ret;
+			}
+			ret = bch_alloc_mark(s->a, w->dev, w->bucket, BCH_DATA_USER,
+					     (unsigned)out, s->err);
+			if (ret)
+				return ret;
+			w->used += (unsigned)out;
+		}
+		k.type	= 128;
+		k.size	= (uint32_t)in;
+		k.p	= POS_H(inum, start + in);
+		bulk_keys_add(&s->keys[BTREE_ID_EXTENTS], &k, v,
+			      extent_val(s, offsets, &crc, v));
+		*i_sectors += in;
+		start += in;
+		data += in * 512;
+		sectors -= in;
+	}
+	return 0;
+}
+
+static int copy_file(struct src *s, uint64_t inum, const char *path, const struct stat *st)
+{
+	uint64_t bs = (uint64_t)s->block_sectors * 512, next = 0, i_sectors = 0;
+	off_t size = st->st_size, pos = 0;
+	int fd, ret = 0;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		pr_buf(s->err, "%s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	while (pos < size && !ret) {
+		off_t ds = lseek(fd, pos, SEEK_DATA), de;
+
+		if (ds < 0) {
+			if (errno != ENXIO) {	/* ENXIO: only a hole is left */
+				pr_buf(s->err, "%s: SEEK_DATA: %s\n", path, strerror(errno));
+				ret = -errno;
+			}
+			break;
+		}
+		de = lseek(fd, ds, SEEK_HOLE);
+		if (de < 0 || de > size)
+			de = size;
+		/* whole blocks, never overlapping what was written already */
+		uint64_t a = (uint64_t)ds / bs * bs, b = ((uint64_t)de + bs - 1) / bs * bs;
+
+		if (a < next)
+			a = next;
+		while (a < b && !ret) {
+			uint64_t len = b - a;
+			ssize_t r;
+
+			if (len > COPY_BUF_BYTES)
+				len = COPY_BUF_BYTES;
+			memset(s->buf, 0, len);
+			r = pread(fd, s->buf, len, (off_t)a);
+			if (r < 0) {
+				pr_buf(s->err, "%s: read: %s\n", path, strerror(errno));
+				ret = -errno;
+				break;
+			}
+			ret = write_data(s, inum, a / 512, s->buf, len / 512, &i_sectors);
+			s->o->nr_bytes += len;
+			a += len;
+		}
+		next = b;
+		pos = (off_t)b;
+	}
+	close(fd);
+	ino(s, inum)->bi_size = (uint64_t)size;
+	ino(s, inum)->bi_sectors = i_sectors;
+	return ret;
+}
+
+static int copy_symlink(struct src *s, uint64_t inum, const char *path, const struct stat *st)
+{
+	uint64_t bs = (uint64_t)s->block_sectors * 512, i_sectors = 0;
+	ssize_t r;
+	int ret;
+
+	memset(s->buf, 0, 4096 + bs);
+	r = readlink(path, (char *)s->buf, 4096);
+	if (r < 0) {
+		pr_buf(s->err, "%s: readlink: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	ret = r ? write_data(s, inum, 0, s->buf, ((uint64_t)r + bs - 1) / bs * bs / 512,
+			     &i_sectors) : 0;
+	ino(s, inum)->bi_size = (uint64_t)r;
+	ino(s, inum)->bi_sectors = i_sectors;
+	return ret;
+}
+
+/* ---- xattrs ------------------------------------------------------------- */
+
+static const struct { const char *prefix; unsigned type; } xattr_types[] = {
+	{ "user.",	BCH_XATTR_INDEX_USER },
+	{ "trusted.",	BCH_XATTR_INDEX_TRUSTED },
+	{ "security.",	BCH_XATTR_INDEX_SECURITY },
+};
+
+static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
+{
+	struct bch_hash_info hi;
+	struct hashed *h = NULL;
+	size_t nr = 0;
+	ssize_t len = llistxattr(path, NULL, 0);
+	char *names, *n;
+	int ret = 0;
+
+	if (len <= 0)
+		return 0;	/* none, or not supported here */
+	names = xmalloc((size_t)len + 1);
+	len = llistxattr(path, names, (size_t)len);
+	if (len < 0) {
+		free(names);
+		return 0;
+	}
+	ret = bch_hash_info_init(&hi, bch_inode_str_hash(ino(s, inum)),
+				 ino(s, inum)->bi_hash_seed);
+	if (ret)
+		goto out;
+	h = xcalloc((size_t)len, sizeof(*h));
+	for (n = names; n < names + len && !ret; n += strlen(n) + 1) {
+		unsigned type = ~0U;
+		const char *name = NULL;
+		uint8_t val[2048], enc[2048];
+		ssize_t vlen;
+		size_t bytes;
+
+		for (unsigned i = 0; i < ARRAY_SIZE(xattr_types); i++)
+			if (!strncmp(n, xattr_types[i].prefix, strlen(xattr_types[i].prefix))) {
+				type = xattr_types[i].type;
+				name = n + strlen(xattr_types[i].prefix);
+			}
+		if (type == ~0U) {
+			s->o->nr_xattrs_skipped++;
+			continue;
+		}
+		vlen = lgetxattr(path, n, val, sizeof(val));
+		if (vlen < 0) {
+			pr_buf(s->err, "%s: xattr %s: %s\n", path, n, strerror(errno));
+			ret = -errno;
+			break;
+		}
+		bytes = bch_xattr_encode(type, name, strlen(name), val, (size_t)vlen,
+					 enc, sizeof(enc));
+		if (!bytes || BKEY_U64S_UNPACKED + bytes / 8 > 255) {
+			pr_buf(s->err, "%s: xattr %s is too large (%zd bytes)\n", path, n, vlen);
+			ret = -E2BIG;
+			break;
+		}
+		h[nr].hash = bch_xattr_hash(&hi, type, name, strlen(name));
+		h[nr].k.type = 128;
+		h[nr].v = xmalloc(bytes);
+		memcpy(h[nr].v, enc, bytes);
+		h[nr].v_bytes = (unsigned)bytes;
+		nr++;
+	}
+	if (!ret)
+		hashed_emit(s, BTREE_ID_XATTRS, inum, h, nr);
+	else
+		for (size_t i = 0; i < nr; i++)
+			free(h[i].v);
+out:
+	free(h);
+	free(names);
+	return ret;
+}
+
+/* ---- the walk ----------------------------------------------------------- */
+
+static uint64_t *hl_find(struct src *s, const struct stat *st)
+{
+	struct hardlink *l = s->hl[(st->st_ino ^ st->st_dev) % HL_BUCKETS];
+
+	for (; l; l = l->next)
+		if (l->dev == st->st_dev && l->ino == st->st_ino)
+			return &l->inum;
+	return NULL;
+}
+
+static void hl_add(struct src *s, const struct stat *st, uint64_t inum)
+{
+	struct hardlink *l = xcalloc(1, sizeof(*l));
+	unsigned b = (st->st_ino ^ st->st_dev) % HL_BUCKETS;
+
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->inum = inum;
+	l->next = s->hl[b];
+	s->hl[b] = l;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char * const *)a, *(char * const *)b);
+}
+
+static void progress(struct src *s, int done)
+{
+	if (s->o->progress && (done || s->nr_inodes - s->last_progress >= 100)) {
+		s->last_progress = s->nr_inodes;
+		s->o->progress(s->o->progress_priv, s->nr_inodes, s->o->nr_bytes, done);
+	}
+}
+
+static int copy_dir(struct src *s, uint64_t dir_inum, const char *path, dev_t dev);
+
+/*
+ * One directory entry @name of @dir at @path: its inode, its dirent.
+ * 1 when the entry is skipped (one of the devices being formatted).
+ */
+static int copy_entry(struct src *s, uint64_t dir, const char *path, const char *name,
+		      dev_t dev, struct hashed *h)
+{
+	struct stat st;
+	uint64_t inum, *seen;
+	size_t bytes;
+	uint8_t val[512];
+	int ret = 0;
+
+	if (lstat(path, &st)) {
+		pr_buf(s->err, "%s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	for (unsigned i = 0; i < s->nr_dev_files; i++)
+		if (st.st_dev == s->dev_dev[i] && st.st_ino == s->dev_ino[i])
+			return 1;	/* a device of the new filesystem itself: skipped */
+	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && (seen = hl_find(s, &st))) {
+		inum = *seen;
+		ino(s, inum)->bi_nlink++;
+	} else {
+		inum = inode_new(s);
+		inode_from_stat(s, inum, &st);
+		if (!S_ISDIR(st.st_mode) && st.st_nlink > 1)
+			hl_add(s, &st, inum);
+		ret = copy_xattrs(s, inum, path);
+		if (!ret) {
+			if (S_ISREG(st.st_mode))
+				ret = copy_file(s, inum, path, &st);
+			else if (S_ISLNK(st.st_mode))
+				ret = copy_symlink(s, inum, path, &st);
+			else if (S_ISDIR(st.st_mode)) {
+				ino(s, dir)->bi_nlink++;	/* the subdirectory's ".." */
+				ret = copy_dir(s, inum, path, dev);
+			}
+		}
+		progress(s, 0);
+	}
+	if (ret)
+		return ret;
+
+	bytes = bch_dirent_encode(inum, mode_to_dt(st.st_mode), name, strlen(name),
+				  val, sizeof(val));
+	if (!bytes) {
+		pr_buf(s->err, "%s: name too long\n", path);
+		return -ENAMETOOLONG;
+	}
+	h->k.type = 128;
+	h->v = xmalloc(bytes);
+	memcpy(h->v, val, bytes);
+	h->v_bytes = (unsigned)bytes;
+	return 0;
+}
+
+/* linux_dirent64 (the <dirent.h> of libc is shadowed by ours) */
+struct ldirent64 {
+	uint64_t	d_ino;
+	int64_t		d_off;
+	unsigned short	d_reclen;
+	unsigned char	d_type;
+	char		d_name[];
+};
+
+static int copy_dir(struct src *s, uint64_t dir_inum, const char *path, dev_t dev)
+{
+	struct bch_hash_info hi;
+	struct hashed *h = NULL;
+	char **names = NULL, *child = NULL;
+	size_t nr = 0, size = 0, nr_h = 0;
+	char *dbuf;
+	long n;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		pr_buf(s->err, "%s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	dbuf = xmalloc(32768);	/* not on the stack: directories nest deeply */
+	while ((n = syscall(SYS_getdents64, fd, dbuf, 32768)) > 0)
+		for (long off = 0; off < n; ) {
+			struct ldirent64 *de = (struct ldirent64 *)(dbuf + off);
+
+			off += de->d_reclen;
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (nr == size) {
+				size = size ? 2 * size : 64;
+				names = xrealloc(names, size * sizeof(*names));
+			}
+			names[nr++] = xstrdup(de->d_name);
+		}
+	free(dbuf);
+	if (n < 0) {
+		pr_buf(s->err, "%s: reading the directory: %s\n", path, strerror(errno));
+		ret = -errno;
+		close(fd);
+		for (size_t i = 0; i < nr; i++)
+			free(names[i]);
+		free(names);
+		return ret;
+	}
+	close(fd);
+	if (nr)	/* sorted: the same tree gives the same numbers */
+		qsort(names, nr, sizeof(*names), name_cmp);
+
+	ret = bch_hash_info_init(&hi, bch_inode_str_hash(ino(s, dir_inum)),
+				 ino(s, dir_inum)->bi_hash_seed);
+	h = xcalloc(nr + 1, sizeof(*h));
+	for (size_t i = 0; i < nr && !ret; i++) {
+		child = xrealloc(child, strlen(path) + strlen(names[i]) + 2);
+		sprintf(child, "%s/%s", path, names[i]);
+		ret = copy_entry(s, dir_inum, child, names[i], dev, &h[nr_h]);
+		if (ret > 0) {
+			ret = 0;
+			continue;
+		}
+		if (!ret) {
+			h[nr_h].hash = bch_dirent_hash(&hi, names[i], strlen(names[i]));
+			nr_h++;
+		}
+	}
+	if (!ret && dir_inum == BCACHEFS_ROOT_INO && s->lf_dirent) {
+		h[nr_h++] = *s->lf_dirent;
+		free(s->lf_dirent);
+		s->lf_dirent = NULL;
+	}
+	if (!ret)
+		hashed_emit(s, BTREE_ID_DIRENTS, dir_inum, h, nr_h);
+	else
+		for (size_t i = 0; i < nr_h; i++)
+			free(h[i].v);
+	for (size_t i = 0; i < nr; i++)
+		free(names[i]);
+	free(names);
+	free(child);
+	free(h);
+	return ret;
+}
+
+/* ---- the whole ---------------------------------------------------------- */
+
+static int add_lost_found(struct src *s)
+{
+	struct bch_hash_info hi;
+	struct hashed h = { 0 };
+	uint8_t val[64];
+	size_t bytes;
+	uint64_t inum = inode_new(s);	/* 4097 */
+	int ret;
+
+	ino(s, inum)->bi_mode = S_IFDIR | 0755;
+	ino(s, BCACHEFS_ROOT_INO)->bi_nlink++;
+	ret = bch_hash_info_init(&hi, s->c->str_hash_type, ino(s, BCACHEFS_ROOT_INO)->bi_hash_seed);
+	if (ret)
+		return ret;
+	bytes = bch_dirent_encode(inum, BCH_DT_DIR, LOST_FOUND, strlen(LOST_FOUND), val, sizeof(val));
+	h.hash = bch_dirent_hash(&hi, LOST_FOUND, strlen(LOST_FOUND));
+	h.k.type = 128;
+	h.v = xmalloc(bytes);
+	memcpy(h.v, val, bytes);
+	h.v_bytes = (unsigned)bytes;
+	/* placed with the root's other dirents (probing) */
+	s->lf_dirent = xmalloc(sizeof(h));
+	*s->lf_dirent = h;
+	return 0;
+}
+
+int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
+			const struct btree_write_ctx *w, struct bulk_root *roots,
+			void *priv, struct printbuf *err)
+{
+	static const unsigned btrees[] = {
+		BTREE_ID_EXTENTS, BTREE_ID_INODES, BTREE_ID_DIRENTS, BTREE_ID_XATTRS,
+	};
+	struct bch_source_opts *o = priv;
+	struct src *s = xcalloc(1, sizeof(*s));
+	struct timespec now;
+	struct stat st;
+	uint64_t lf = 0;
+	int ret;
+
+	s->c = c;
+	s->a = a;
+	s->o = o;
+	s->err = err;
+	s->block_sectors = c->block_size;
+	s->extent_max = 1U << BCH_SB_ENCODED_EXTENT_MAX_BITS(c->sb);
+	s->csum_type = c->data_csum_type == BCH_CSUM_OPT_CRC32C ? BCH_CHECKSUM_CRC32C
+		     : c->data_csum_type == BCH_CSUM_OPT_CRC64 ? BCH_CHECKSUM_CRC64
+		     : BCH_CHECKSUM_NONE;
+	if (c->encrypted)
+		s->csum_type = BCH_SB_128_BIT_MACS(c->sb) ? BCH_CHECKSUM_CHACHA20_POLY1305_128
+							  : BCH_CHECKSUM_CHACHA20_POLY1305_80;
+	/* a fresh filesystem's counter, + 65536 when encrypted (40 §40.4.7) */
+	s->key_version = 65536;
+	s->compression_type = bch_compression_opt_to_type((unsigned)BCH_SB_COMPRESSION_TYPE(c->sb));
+	clock_gettime(CLOCK_REALTIME, &now);
+	s->now = (int64_t)to_time(s, &now);
+
+	if (c->encrypted && !c->have_key) {
+		pr_str(err, "the filesystem is encrypted and its key is not loaded\n");
+		ret = -BCH_ERR_no_key;
+		goto out;
+	}
+	if (lstat(o->dir, &st) || !S_ISDIR(st.st_mode)) {
+		pr_buf(err, "%s: %s\n", o->dir, errno ? strerror(errno) : "not a directory");
+		ret = -ENOTDIR;
+		goto out;
+	}
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++) {
+		struct stat dst;
+
+		if (c->devs[i] && c->devs[i]->io && !stat(c->devs[i]->io->path, &dst)) {
+			s->dev_dev[s->nr_dev_files] = dst.st_dev;
+			s->dev_ino[s->nr_dev_files++] = dst.st_ino;
+		}
+	}
+	s->buf = xmalloc(COPY_BUF_BYTES + 8192);
+	s->cbuf = xmalloc(COPY_BUF_BYTES + 8192);
+	ret = wp_init(s);
+	if (ret)
+		goto out;
+
+	/* the root directory is the source directory; lost+found next to it */
+	inode_new(s);
+	inode_from_stat(s, BCACHEFS_ROOT_INO, &st);
+	ret = copy_xattrs(s, BCACHEFS_ROOT_INO, o->dir);
+	if (ret)
+		goto out;
+	{
+		char *p = xmalloc(strlen(o->dir) + sizeof(LOST_FOUND) + 2);
+		struct stat lst;
+
+		sprintf(p, "%s/%s", o->dir, LOST_FOUND);
+		if (lstat(p, &lst))
+			lf = 1;
+		free(p);
+	}
+	if (lf)
+		ret = add_lost_found(s);
+	if (!ret)
+		ret = copy_dir(s, BCACHEFS_ROOT_INO, o->dir, st.st_dev);
+	if (ret)
+		goto out;
+	progress(s, 1);
+
+	for (size_t i = 0; i < s->nr_inodes; i++) {
+		uint8_t val[BCH_INODE_VAL_BYTES_MAX];
+		size_t bytes = bch_inode_pack(&s->inodes[i], val);
+		struct bkey_h k = { .type = 128, .p = POS_H(s->inodes[i].bi_inum, 0) };
+
+		bulk_keys_add(&s->keys[BTREE_ID_INODES], &k, val, (unsigned)bytes);
+	}
+	o->nr_inodes = s->nr_inodes;
+
+	for (unsigned i = 0; i < ARRAY_SIZE(btrees) && !ret; i++) {
+		struct bulk_keys *l = &s->keys[btrees[i]];
+
+		bulk_keys_sort(l);
+		ret = bch_bulk_build(c, w, a, btrees[i], l->k, l->nr, 0,
+				     &roots[btrees[i]], err);
+	}
+out:
+	for (unsigned i = 0; i < BCH_NR_BTREES; i++)
+		bulk_keys_exit(&s->keys[i]);
+	for (unsigned i = 0; i < HL_BUCKETS; i++)
+		while (s->hl[i]) {
+			struct hardlink *n = s->hl[i]->next;
+
+			free(s->hl[i]);
+			s->hl[i] = n;
+		}
+	if (s->lf_dirent)
+		free(s->lf_dirent->v);
+	free(s->lf_dirent);
+	free(s->inodes);
+	free(s->buf);
+	free(s->cbuf);
+	free(s);
+	bch_compress_thread_exit();
+	return ret;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copy a directory tree into a new filesystem (format --source): walk the
+ * tree (lstat, symlinks not followed, one filesystem object per inode,
+ * hard links = one inode with nlink > 1), number inodes from 4096 (the
+ * root directory = the source directory; lost+found 4097 unless the
+ * source has one), write file data as extents into buckets from the
+ * allocator (40 §40.1.12: at most encoded_extent_max sectors per key when
+ * checksummed, never across a bucket; holes kept sparse; symlink targets
+ * as data; one pointer per data replica on distinct devices), then build
+ * the extents, inodes, dirents and xattrs btrees in bulk (bulk.h).
+ *
+ * Used as the populate callback of bch_fs_initialize_opts() (init.h).
+ * Data is compressed with the filesystem's compression option (the
+ * writer loop of 40 §40.3.3) and encrypted when the filesystem is
+ * (versions from 65538 on, 40 §40.4.7). POSIX ACL xattrs
+ * (system.posix_acl_*) and other system.* xattrs are not copied; the
+ * number skipped is reported in struct bch_source_opts.
+ */
+#ifndef BCH_SOURCE_H
+#define BCH_SOURCE_H
+
+#include <stdint.h>
+
+struct bch_fs;
+struct bch_allocator;
+struct btree_write_ctx;
+struct bulk_root;
+struct printbuf;
+
+struct bch_source_opts {
+	const char	*dir;
+	/* called now and then while copying (may be NULL) */
+	void		(*progress)(void *priv, uint64_t files, uint64_t bytes, int done);
+	void		*progress_priv;
+
+	/* results */
+	uint64_t	nr_inodes;
+	uint64_t	nr_bytes;		/* file data copied */
+	uint64_t	nr_xattrs_skipped;	/* ACLs and system.* */
+};
+
+/* bch_init_populate_fn with @priv = struct bch_source_opts. */
+int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
+			const struct btree_write_ctx *w, struct bulk_root *roots,
+			void *priv, struct printbuf *err);
+
+#endif
