@@ -174,13 +174,18 @@ static int gc_read_gens(struct gc *gc)
 }
 
 /* Bucket @b of device @dev holds data of type @type (for the key @what). */
-static void mark_bucket(struct gc *gc, unsigned dev, uint64_t b, unsigned type, const char *what)
+/* @what, or key @k formatted only when a problem is reported. */
+static void mark_bucket(struct gc *gc, unsigned dev, uint64_t b, unsigned type,
+			unsigned btree_id, unsigned level, const struct bkey_ref *k,
+			const char *what)
 {
 	struct gc_dev *d = &gc->devs[dev];
 	uint8_t *st = &d->state[b];
 	unsigned old = *st & B_TYPE_MASK;
 
 	if (old && old != type) {
+		if (!what)
+			what = k ? key_text(gc, btree_id, level, k) : "";
 		if (!(*st & B_TYPE_REPORTED))
 			/* TODO(repair): none in the reference; move the data out of the bucket (needs the write path). */
 			fsck_fix(gc->s, PROB_bucket_data_type_mismatch,
@@ -199,7 +204,7 @@ static void mark_range(struct gc *gc, unsigned dev, uint64_t start, uint64_t end
 	struct gc_dev *d = &gc->devs[dev];
 
 	for (uint64_t b = start / d->bucket_size; b < d->nbuckets && b * d->bucket_size < end; b++)
-		mark_bucket(gc, dev, b, type, what);
+		mark_bucket(gc, dev, b, type, 0, 0, NULL, what);
 }
 
 /* Superblock copies (and the sectors before the first) and journal buckets (30 §5.5). */
@@ -229,14 +234,21 @@ static void gc_mark_sb_journal(struct gc *gc)
 			uint64_t b = bch_sb_journal_bucket(ca->sb, j);
 
 			if (b < d->nbuckets)
-				mark_bucket(gc, i, b, BCH_DATA_JOURNAL, "");
+				mark_bucket(gc, i, b, BCH_DATA_JOURNAL, 0, 0, NULL, "");
 		}
 	}
 }
 
 /* ---- replicas ---------------------------------------------------------------- */
 
-static void check_replicas(struct gc *gc, unsigned type, uint64_t devs, const char *what)
+/*
+ * Is there a replicas entry for @type on @devs? The message names @what,
+ * or key @k (formatted only when a problem is reported: formatting every
+ * key dominated fsck's time).
+ */
+static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
+			   unsigned btree_id, unsigned level, const struct bkey_ref *k,
+			   const char *what)
 {
 	if (!gc->check_replicas || !devs)
 		return;
@@ -255,7 +267,8 @@ static void check_replicas(struct gc *gc, unsigned type, uint64_t devs, const ch
 	/* TODO(repair): add the entry to the superblock replicas field (bch_replicas_add + field build) and write the superblocks. */
 	fsck_fix(gc->s, PROB_replicas_entry_missing,
 		 "superblock not marked as containing replicas (type %u %s, devices %s), needed by\n%s",
-		 type, data_type_str(type), printbuf_str(&gc->msg), what);
+		 type, data_type_str(type), printbuf_str(&gc->msg),
+		 what ?: key_text(gc, btree_id, level, k));
 }
 
 /* ---- pointers ----------------------------------------------------------------- */
@@ -303,7 +316,7 @@ static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struc
 		}
 
 		if (p.ptr.cached && !level)
-			check_replicas(gc, BCH_DATA_CACHED, 1ULL << dev, WHAT());
+			check_replicas(gc, BCH_DATA_CACHED, 1ULL << dev, btree_id, level, k, what);
 		else
 			devs |= 1ULL << dev;
 
@@ -338,10 +351,10 @@ static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struc
 					 level ? "btree node" : "dirty data", p.ptr.gen, dev, b, bgen, WHAT());
 			continue;	/* not marked */
 		}
-		mark_bucket(gc, dev, b, type, WHAT());
+		mark_bucket(gc, dev, b, type, btree_id, level, k, what);
 	}
 	/* r < 0: invalid entry, reported by the key pass; the pointers before it were checked */
-	check_replicas(gc, type, devs, devs ? WHAT() : "");
+	check_replicas(gc, type, devs, btree_id, level, k, what);
 #undef WHAT
 }
 
@@ -403,7 +416,7 @@ static void gc_journal_replicas(struct gc *gc)
 			continue;
 		printbuf_reset(&gc->key);
 		pr_buf(&gc->key, "journal entry seq %" PRIu64, e->seq);
-		check_replicas(gc, BCH_DATA_JOURNAL, e->dev_mask, printbuf_str(&gc->key));
+		check_replicas(gc, BCH_DATA_JOURNAL, e->dev_mask, 0, 0, NULL, printbuf_str(&gc->key));
 	}
 }
 
