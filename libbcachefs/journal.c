@@ -412,7 +412,12 @@ static int bucket_ensure(struct jscan *s, size_t end)
 
 	if (end <= s->have)
 		return 0;
-	want = max_t(size_t, end, s->have + JOURNAL_READ_CHUNK);
+	/*
+	 * The first read of a bucket is one block: most journal buckets of a
+	 * big filesystem are empty, and reading them whole made fsck's cost
+	 * follow the device size. Later reads go in large chunks.
+	 */
+	want = s->have ? max_t(size_t, end, s->have + JOURNAL_READ_CHUNK) : end;
 	want = min_t(size_t, round_up(want, 512), s->bucket_bytes);
 	ret = dev_pread(s->io, s->buf + s->have, want - s->have,
 			s->bucket_sector * 512 + s->have);
