@@ -276,10 +276,16 @@ void extent_entries_to_text(struct printbuf *out, const struct bkey_ref *k,
 			pr_char(out, ' ');
 		first = false;
 		if (e.type == BCH_EXTENT_ENTRY_ptr) {
-			pr_buf(out, "ptr: %u:%llu gen %u%s%s", e.ptr.dev,
-			       (unsigned long long)e.ptr.offset, e.ptr.gen,
-			       e.ptr.cached ? " cached" : "",
-			       extent_ptr_stale(fs, &e.ptr) ? " stale" : "");
+			pr_str(out, "ptr: ");
+			pr_u64(out, e.ptr.dev);
+			pr_char(out, ':');
+			pr_u64(out, e.ptr.offset);
+			pr_str(out, " gen ");
+			pr_u64(out, e.ptr.gen);
+			if (e.ptr.cached)
+				pr_str(out, " cached");
+			if (extent_ptr_stale(fs, &e.ptr))
+				pr_str(out, " stale");
 		} else {
 			pr_buf(out, "crc: c_size %u size %u offset %u nonce %u csum %u compress %u",
 			       e.crc.compressed_size, e.crc.uncompressed_size,

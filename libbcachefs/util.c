@@ -68,13 +68,19 @@ void pr_vbuf(struct printbuf *out, const char *fmt, va_list args)
 	va_list a2;
 	int len;
 
+	/* print into the room there is; only when it did not fit, grow and print again */
+	printbuf_reserve(out, 64);
 	va_copy(a2, args);
-	len = vsnprintf(NULL, 0, fmt, a2);
+	len = vsnprintf(out->buf + out->pos, out->size - out->pos, fmt, a2);
 	va_end(a2);
-	if (len < 0)
+	if (len < 0) {
+		out->buf[out->pos] = 0;
 		return;
-	printbuf_reserve(out, len);
-	vsnprintf(out->buf + out->pos, out->size - out->pos, fmt, args);
+	}
+	if ((size_t)len >= out->size - out->pos) {
+		printbuf_reserve(out, len);
+		vsnprintf(out->buf + out->pos, out->size - out->pos, fmt, args);
+	}
 	out->pos += len;
 }
 
@@ -103,6 +109,17 @@ void pr_str(struct printbuf *out, const char *s)
 void pr_char(struct printbuf *out, char c)
 {
 	pr_bytes(out, &c, 1);
+}
+
+void pr_u64(struct printbuf *out, uint64_t v)
+{
+	char tmp[20], *p = tmp + sizeof(tmp);
+
+	do {
+		*--p = '0' + v % 10;
+		v /= 10;
+	} while (v);
+	pr_bytes(out, p, tmp + sizeof(tmp) - p);
 }
 
 void pr_pad_to(struct printbuf *out, size_t col)

@@ -41,6 +41,8 @@ void pr_vbuf(struct printbuf *out, const char *fmt, va_list args);
 void pr_str(struct printbuf *out, const char *s);
 void pr_bytes(struct printbuf *out, const void *p, size_t len);
 void pr_char(struct printbuf *out, char c);
+/* Decimal @v (a fast path for hot printers: no format parsing). */
+void pr_u64(struct printbuf *out, uint64_t v);
 /* Pad with spaces until the current line is at least @col characters long. */
 void pr_pad_to(struct printbuf *out, size_t col);
 void pr_uuid(struct printbuf *out, const uint8_t uuid[16]);
