@@ -21,15 +21,15 @@ fi
 rm -f "$work/src/big"
 
 mbps() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", b / (ns / 1e9) / 1e6 }'; }
-drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || true; }
 
-drop
+# Both reads come from the page cache (the image is read once first), so
+# the comparison measures the cost of our read path, not the disk.
+cat "$work/fs.img" > /dev/null
 t0=$(date +%s%N)
 dd if="$work/fs.img" of=/dev/null bs=1M count="$mb" status=none
 raw=$(( $(date +%s%N) - t0 ))
 
 "$bin" mount "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
-drop
 t0=$(date +%s%N)
 dd if="$work/mnt/big" of=/dev/null bs=1M status=none
 fuse=$(( $(date +%s%N) - t0 ))
@@ -38,7 +38,7 @@ fusermount3 -u "$work/mnt"
 bytes=$((mb * 1048576))
 r=$(mbps $bytes $raw) f=$(mbps $bytes $fuse)
 printf '%-40s %10s\n' "read ${mb} MiB" "MB/s"
-printf '%-40s %10s\n' "dd from the image file (baseline)" "$r"
+printf '%-40s %10s\n' "dd from the image file, cached (baseline)" "$r"
 printf '%-40s %10s  (%s%% of raw; target >= 50%%)\n' "dd through bcachefs mount" "$f" \
 	"$(awk -v a="$f" -v b="$r" 'BEGIN { printf "%.0f", 100 * a / b }')"
 rm -f "$work/fs.img"
