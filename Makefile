@@ -12,6 +12,7 @@
 CC	?= gcc
 PREFIX	?= /usr/local
 DESTDIR	?=
+INITRAMFS_HOOKS ?= /usr/share/initramfs-tools/hooks
 BUILD	?= build
 OPT	?= -O2 -g
 
@@ -88,6 +89,9 @@ install: all
 	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/mkfs.bcachefs
 	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/fsck.bcachefs
 	install -m 0644 man/bcachefs.8 $(DESTDIR)$(PREFIX)/share/man/man8/bcachefs.8
+	install -d $(DESTDIR)$(INITRAMFS_HOOKS)
+	sed 's|@SBINDIR@|$(PREFIX)/sbin|' initramfs/hook > $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
+	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
 	rm -rf build build-asan bcachefs mkfs.bcachefs fsck.bcachefs
