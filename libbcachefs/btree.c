@@ -379,6 +379,10 @@ static int iter_load_leaf(struct btree_iter *iter)
 	const struct bkey_ref *ptr;
 	int ret;
 
+	if (iter->leaf) {
+		bch_btree_node_put(c, iter->leaf);
+		iter->leaf = NULL;
+	}
 	iter->nr_keys = iter->idx = 0;
 	iter->leaf_min = POS_H_MIN;
 	iter->leaf_max = POS_H_MAX;
@@ -452,8 +456,8 @@ static int iter_load_leaf(struct btree_iter *iter)
 	}
 
 	leaf_overlay(iter, n ? n->keys : NULL, n ? n->nr_keys : 0);
-	if (n)
-		bch_btree_node_put(c, n);
+	/* the keys' values point into the node: keep it until the next leaf */
+	iter->leaf = n;
 	return 0;
 }
 
@@ -546,6 +550,8 @@ int bch_btree_iter_next(struct btree_iter *iter, struct bkey_ref **k)
 
 void bch_btree_iter_exit(struct btree_iter *iter)
 {
+	if (iter->leaf)
+		bch_btree_node_put(iter->c, iter->leaf);
 	free(iter->keys);
 	node_arena_free(iter->arena);
 	memset(iter, 0, sizeof(*iter));

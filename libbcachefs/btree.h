@@ -66,6 +66,8 @@ struct btree_iter {
 	struct bkey_ref		*keys;
 	size_t			nr_keys, idx;
 	struct node_arena	*arena;
+	/* the leaf whose buffer keys[] points into: held until the next leaf */
+	struct btree_node_h	*leaf;
 
 	unsigned long		nr_errors;
 };
