@@ -385,10 +385,16 @@ static int gc_extents(struct gc *gc)
 	struct bkey_ref *k;
 	int ret;
 
+	/*
+	 * Keys the key pass found invalid are skipped; when it found none,
+	 * checking each key again here would only cost time.
+	 */
+	bool recheck = gc->s->seen[PROB_btree_key_invalid] != 0;
+
 	bch_btree_iter_init(&iter, gc->c, BTREE_ID_EXTENTS, POS_H_MIN, &gc->err);
 	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k && !gc->s->cancelled) {
 		if ((k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED) &&
-		    !bch_bkey_val_invalid(BTREE_ID_EXTENTS, 0, k, &gc->ctx))
+		    (!recheck || !bch_bkey_val_invalid(BTREE_ID_EXTENTS, 0, k, &gc->ctx)))
 			gc_key(gc, BTREE_ID_EXTENTS, 0, k);
 		bch_btree_iter_advance(&iter);
 	}
