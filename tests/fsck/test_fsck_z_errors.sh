@@ -4,13 +4,14 @@ set -e
 . "$(dirname "$0")/../lib.sh"
 check() {	# check IMAGE WANT_RC PATTERN
 	img=$(golden_images z_errors "$1")
-	before=$(sha256sum < "$img")
+	# any write changes the times (hashing each 1 GiB image took a minute)
+	before=$(stat -c '%y %z %s' "$img")
 	set +e
 	"$BCACHEFS" fsck -n "$img" > "$WORK/out" 2>&1
 	rc=$?
 	set -e
 	cat "$WORK/out"
-	[ "$before" = "$(sha256sum < "$img")" ] || fail "$1: image changed"
+	[ "$before" = "$(stat -c '%y %z %s' "$img")" ] || fail "$1: image changed"
 	[ $rc = "$2" ] || fail "$1: exit $rc, want $2"
 	grep -q -- "$3" "$WORK/out" || fail "$1: no message matching '$3'"
 	rm -f "$img"
