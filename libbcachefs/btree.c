@@ -324,7 +324,8 @@ static void leaf_overlay(struct btree_iter *iter, const struct bkey_ref *nk, siz
 	if (nr_runs == 1) {
 		/* nothing from the journal here: the node's keys as they are */
 		iter->keys = xmalloc((nr + 1) * sizeof(*iter->keys));
-		memcpy(iter->keys, nk, nr * sizeof(*nk));
+		if (nr)
+			memcpy(iter->keys, nk, nr * sizeof(*nk));
 		iter->nr_keys = nr;
 	} else {
 		bch_keys_overlay(extents, runs, nr_runs, iter->arena, &iter->keys, &iter->nr_keys);
