@@ -92,30 +92,6 @@ static enum list_mode parse_mode(const char *s)
 
 /* ---- what key printing may know: device geometry and bucket gens ---- */
 
-static bool list_dev_geom(void *priv, unsigned dev, struct bch_dev_geom *g)
-{
-	struct bch_fs *c = priv;
-	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
-
-	if (!d)
-		return false;
-	g->nbuckets = d->nbuckets;
-	g->bucket_size = d->bucket_size;
-	g->first_bucket = d->first_bucket;
-	return true;
-}
-
-static bool list_bucket_gen(void *priv, unsigned dev, uint64_t bucket, uint8_t *gen)
-{
-	struct bch_fs *c = priv;
-	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
-
-	if (!d || !d->bucket_gens || bucket >= d->nbuckets)
-		return false;
-	*gen = d->bucket_gens[bucket];
-	return true;
-}
-
 static void flush_out(struct list_state *s)
 {
 	fwrite(s->out.buf ? s->out.buf : "", 1, s->out.pos, stdout);
@@ -398,11 +374,8 @@ int cmd_list(int argc, char *argv[])
 	}
 
 	s.c = c;
-	s.fs = (struct bkey_fs_ctx) {
-		.nr_devices = c->nr_devices, .dev_geom = list_dev_geom,
-		.bucket_gen = list_bucket_gen, .priv = c, .have_key = c->have_key,
-		.key_unknown = !c->have_key, .btree_node_size = c->btree_node_size,
-	};
+	bch_fs_key_ctx(c, &s.fs);
+	s.fs.key_unknown = !c->have_key;
 	json_init(&s.j, &s.out, false);
 
 	ret = o.mode == LIST_KEYS ? list_keys(&s) : list_nodes(&s);

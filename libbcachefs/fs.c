@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bkey_types.h"
 #include "btree.h"
 #include "crypto.h"
 #include "dev.h"
@@ -406,6 +407,42 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 err:
 	bch_fs_close(c);
 	return r;
+}
+
+static bool fs_dev_geom(void *priv, unsigned dev, struct bch_dev_geom *g)
+{
+	struct bch_fs *c = priv;
+	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
+
+	if (!d)
+		return false;
+	g->nbuckets	= d->nbuckets;
+	g->bucket_size	= d->bucket_size;
+	g->first_bucket	= d->first_bucket;
+	return true;
+}
+
+static bool fs_bucket_gen(void *priv, unsigned dev, uint64_t bucket, uint8_t *gen)
+{
+	struct bch_fs *c = priv;
+	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
+
+	if (!d || !d->bucket_gens || bucket >= d->nbuckets)
+		return false;
+	*gen = d->bucket_gens[bucket];
+	return true;
+}
+
+void bch_fs_key_ctx(struct bch_fs *c, struct bkey_fs_ctx *ctx)
+{
+	*ctx = (struct bkey_fs_ctx) {
+		.nr_devices	 = c->nr_devices,
+		.dev_geom	 = fs_dev_geom,
+		.bucket_gen	 = fs_bucket_gen,
+		.priv		 = c,
+		.have_key	 = c->have_key,
+		.btree_node_size = c->btree_node_size,
+	};
 }
 
 void bch_fs_close(struct bch_fs *c)

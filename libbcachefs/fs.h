@@ -86,6 +86,13 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 		struct bch_fs **ret, struct printbuf *err);
 void bch_fs_close(struct bch_fs *c);
 
+struct bkey_fs_ctx;
+/*
+ * What key checks and printing may know about @c: member geometry and
+ * bucket gens (from c->devs[]), whether the key is loaded, node size.
+ */
+void bch_fs_key_ctx(struct bch_fs *c, struct bkey_fs_ctx *ctx);
+
 /* Read @sectors at @sector of member @dev (bounds-checked). */
 int bch_dev_read(struct bch_fs *c, unsigned dev, void *buf, size_t bytes, uint64_t sector);
 

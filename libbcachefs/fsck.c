@@ -140,30 +140,14 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 	return ret;
 }
 
-static bool fsck_dev_geom(void *priv, unsigned dev, struct bch_dev_geom *g)
-{
-	struct bch_fs *c = priv;
-	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
-
-	if (!d)
-		return false;
-	g->nbuckets	= d->nbuckets;
-	g->bucket_size	= d->bucket_size;
-	g->first_bucket	= d->first_bucket;
-	return true;
-}
-
 static int pass_keys(struct bch_fs *c, struct fsck_state *s)
 {
-	struct bkey_fs_ctx ctx = {
-		.nr_devices	 = c->nr_devices,
-		.dev_geom	 = fsck_dev_geom,
-		.priv		 = c,
-		.have_key	 = c->have_key,
-		.btree_node_size = c->btree_node_size,
-	};
+	struct bkey_fs_ctx ctx;
 	struct printbuf err = PRINTBUF, key = PRINTBUF;
 	int ret = 0;
+
+	bch_fs_key_ctx(c, &ctx);
+	ctx.bucket_gen = NULL;		/* staleness is GC's business */
 
 	for (unsigned id = 0; id < BCH_NR_BTREES; id++) {
 		struct btree_iter iter;

@@ -87,19 +87,6 @@ static const char *data_type_str(unsigned t)
 	return bch_data_type_name(t) ?: "unknown";
 }
 
-static bool gc_dev_geom(void *priv, unsigned dev, struct bch_dev_geom *g)
-{
-	struct bch_fs *c = priv;
-	struct bch_member_dev *d = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
-
-	if (!d)
-		return false;
-	g->nbuckets	= d->nbuckets;
-	g->bucket_size	= d->bucket_size;
-	g->first_bucket	= d->first_bucket;
-	return true;
-}
-
 /* "extents key <text>" / "btree node pointer <text>" for messages. */
 static const char *key_text(struct gc *gc, unsigned btree_id, unsigned level,
 			    const struct bkey_ref *k)
@@ -433,13 +420,8 @@ int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
 
 	gc->c	= c;
 	gc->s	= s;
-	gc->ctx	= (struct bkey_fs_ctx) {
-		.nr_devices	 = c->nr_devices,
-		.dev_geom	 = gc_dev_geom,
-		.priv		 = c,
-		.have_key	 = c->have_key,
-		.btree_node_size = c->btree_node_size,
-	};
+	bch_fs_key_ctx(c, &gc->ctx);
+	gc->ctx.bucket_gen = NULL;	/* gens are judged by this pass itself */
 	gc->err = gc->key = gc->msg = PRINTBUF;
 	gc->check_replicas = c->sb && bch_sb_field_find(c->sb, BCH_SB_FIELD_replicas);
 	if (gc->check_replicas)
