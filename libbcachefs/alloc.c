@@ -414,6 +414,69 @@ int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
 	return 0;
 }
 
+static bool bucket_needs_key(const struct bucket_h *g)
+{
+	return g->has_key || g->gen || g->data_type == BCH_DATA_BTREE ||
+	       g->data_type == BCH_DATA_USER || g->data_type == BCH_DATA_CACHED;
+}
+
+int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
+		       uint64_t **vals, size_t *nr)
+{
+	size_t n = 0, i = 0;
+	unsigned dev;
+	uint64_t b;
+
+	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++)
+		if (a->devs[dev])
+			for (b = 0; b < a->devs[dev]->nbuckets; b++)
+				n += bucket_needs_key(&a->devs[dev]->b[b]);
+	*keys = xcalloc(n ?: 1, sizeof(**keys));
+	*vals = xcalloc(n ?: 1, sizeof(**vals));
+	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++) {
+		struct bch_dev_alloc *d = a->devs[dev];
+
+		if (!d)
+			continue;
+		for (b = 0; b < d->nbuckets; b++) {
+			struct bkey_ref *k;
+
+			if (!bucket_needs_key(&d->b[b]))
+				continue;
+			d->b[b].has_key = true;
+			k = &(*keys)[i];
+			(*vals)[i] = cpu_to_le64((uint64_t)d->b[b].gen << 8);
+			k->k.u64s = BKEY_U64S_UNPACKED + 1;
+			k->k.type = 128;
+			k->k.p = POS_H(dev, b);
+			k->v = &(*vals)[i];
+			k->v_bytes = 8;
+			i++;
+		}
+	}
+	*nr = n;
+	return 0;
+}
+
+void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket)
+{
+	struct bch_dev_alloc *d = dev_get(a, dev);
+
+	if (!d || bucket >= d->nbuckets)
+		return;
+	d->b[bucket].data_type = 0;
+	d->b[bucket].dirty_sectors = 0;
+	d->b[bucket].owned = false;
+}
+
+void bch_alloc_clear_dirty(struct bch_allocator *a)
+{
+	for (unsigned dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++)
+		if (a->devs[dev])
+			for (uint64_t b = 0; b < a->devs[dev]->nbuckets; b++)
+				a->devs[dev]->b[b].gen_dirty = false;
+}
+
 /* ---- replicas ----------------------------------------------------------- */
 
 void bch_replicas_exit(struct bch_replicas_table *r)

@@ -33,6 +33,7 @@ struct bucket_h {
 	bool		gen_valid;	/* gen known (alloc key or invalidated here) */
 	bool		gen_dirty;	/* gen changed: its alloc key must be written */
 	bool		owned;		/* handed out by bch_alloc_bucket() */
+	bool		has_key;	/* the alloc btree has a key for it */
 	uint32_t	dirty_sectors;
 };
 
@@ -136,6 +137,21 @@ int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsi
  */
 int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
 			 uint64_t **vals, size_t *nr);
+
+/*
+ * The whole alloc btree as the allocator knows it: a key for every bucket
+ * that had one, has a gen other than 0, or holds btree, user or cached
+ * data, sorted by (dev, bucket). Those buckets are then marked has_key.
+ * *@keys and *@vals are malloc'd (free both).
+ */
+int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
+		       uint64_t **vals, size_t *nr);
+
+/* The bucket holds nothing any more (its gen stays; the next use bumps it). */
+void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket);
+
+/* Every gen change is in the alloc btree now. */
+void bch_alloc_clear_dirty(struct bch_allocator *a);
 
 /* ---- replicas (30 §7) ---- */
 

@@ -34,6 +34,7 @@ struct cache_entry {
 	struct btree_node_h	*n;		/* NULL: read failed */
 	int			err;
 	unsigned		ref;
+	bool			dead;		/* its space was rewritten: never found again */
 };
 
 struct btree_cache {
@@ -69,10 +70,10 @@ static void cache_evict(struct btree_cache *bc)
 {
 	struct cache_entry *e = bc->tail;
 
-	while (bc->nr > BTREE_CACHE_MAX_NODES && e) {
+	while (e) {
 		struct cache_entry *prev = e->prev;
 
-		if (!e->ref) {
+		if (!e->ref && (e->dead || bc->nr > BTREE_CACHE_MAX_NODES)) {
 			lru_unlink(bc, e);
 			btree_node_free(e->n);
 			free(e);
@@ -89,7 +90,7 @@ static struct cache_entry *cache_find(struct btree_cache *bc, unsigned btree_id,
 	struct cache_entry *e;
 
 	for (e = bc->head; e; e = e->next)
-		if (e->dev == dev && e->offset == offset && e->btree_id == btree_id &&
+		if (!e->dead && e->dev == dev && e->offset == offset && e->btree_id == btree_id &&
 		    e->level == level && bpos_eq(e->max_key, max_key))
 			return e;
 	return NULL;
@@ -158,6 +159,20 @@ void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n)
 				e->ref--;
 			break;
 		}
+	cache_evict(bc);
+}
+
+void bch_btree_cache_invalidate(struct bch_fs *c, unsigned dev, uint64_t start,
+				uint64_t end)
+{
+	struct btree_cache *bc = c->btree_cache;
+	struct cache_entry *e;
+
+	if (!bc)
+		return;
+	for (e = bc->head; e; e = e->next)
+		if (e->dev == dev && e->offset >= start && e->offset < end)
+			e->dead = true;
 	cache_evict(bc);
 }
 
@@ -241,6 +256,64 @@ static int aged_cmp(const void *_a, const void *_b)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
+/*
+ * The journal keys (sorted by btree, level, position) that may touch
+ * [min, max] of @btree_id's leaves lie in [*@from, *@to): the first with
+ * p >= min (extents: p > min, an extent ending at min is before it) up to
+ * the last that can still reach into the range.
+ */
+static void journal_keys_range(const struct journal_state *j, unsigned btree_id,
+			       struct bpos_h min, struct bpos_h max, size_t *from, size_t *to)
+{
+	size_t l = 0, r = j->nr_keys;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+		const struct journal_key *jk = &j->keys[m];
+		bool before = jk->btree_id != btree_id
+			? jk->btree_id < btree_id
+			: jk->level ? false
+			: is_extents(btree_id) ? bpos_cmp(jk->k.k.p, min) <= 0
+					       : bpos_cmp(jk->k.k.p, min) < 0;
+
+		if (before)
+			l = m + 1;
+		else
+			r = m;
+	}
+	*from = l;
+	for (r = l; r < j->nr_keys; r++) {
+		const struct journal_key *jk = &j->keys[r];
+
+		if (jk->btree_id != btree_id || jk->level)
+			break;
+		if (!is_extents(btree_id) ? bpos_cmp(jk->k.k.p, max) > 0
+		    : jk->k.k.p.inode > max.inode ||
+		      (jk->k.k.p.inode == max.inode &&
+		       jk->k.k.p.offset - max.offset > (uint64_t)UINT32_MAX &&
+		       jk->k.k.p.offset > max.offset))
+			break;
+	}
+	*to = r;
+}
+
+bool bch_btree_journal_keys_in(struct bch_fs *c, unsigned btree_id,
+			       struct bpos_h min, struct bpos_h max)
+{
+	const struct journal_state *j = &c->journal;
+	size_t from, to, i;
+
+	journal_keys_range(j, btree_id, min, max, &from, &to);
+	for (i = from; i < to; i++) {
+		const struct bkey_ref *k = &j->keys[i].k;
+
+		if (!is_extents(btree_id) || bpos_cmp(bkey_start_pos(&k->k), max) < 0 ||
+		    (!k->k.size && bpos_cmp(k->k.p, max) <= 0))
+			return true;
+	}
+	return false;
+}
+
 /* Journal keys of leaf range [min, max], clipped to it (extents), oldest first. */
 static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
 				   struct bpos_h min, struct bpos_h max,
@@ -248,14 +321,13 @@ static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
 {
 	const struct journal_state *j = &c->journal;
 	struct aged_key *v = NULL;
-	size_t i, nr = 0;
+	size_t i, nr = 0, from, to;
 
-	for (i = 0; i < j->nr_keys; i++) {
+	journal_keys_range(j, btree_id, min, max, &from, &to);
+	for (i = from; i < to; i++) {
 		const struct journal_key *jk = &j->keys[i];
 		struct bkey_ref k = jk->k;
 
-		if (jk->btree_id != btree_id || jk->level)
-			continue;
 		if (is_extents(btree_id)) {
 			struct bpos_h start = bkey_start_pos(&k.k);
 
@@ -294,13 +366,13 @@ static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
  * keys (oldest first) are cut into runs that are each sorted without
  * overlap, and every run is applied over the result so far.
  */
-static void leaf_overlay(struct btree_iter *iter, const struct bkey_ref *nk, size_t nr)
+void bch_btree_overlay(struct bch_fs *c, unsigned btree_id, struct bpos_h min,
+		       struct bpos_h max, const struct bkey_ref *nk, size_t nr,
+		       struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
 {
-	struct bch_fs *c = iter->c;
-	bool extents = is_extents(iter->btree_id);
+	bool extents = is_extents(btree_id);
 	struct aged_key *jk;
-	size_t nr_j = journal_keys_collect(c, iter->btree_id, iter->leaf_min,
-					   iter->leaf_max, iter->arena, &jk);
+	size_t nr_j = journal_keys_collect(c, btree_id, min, max, arena, &jk);
 	struct bkey_ref *jrefs = xcalloc(nr_j + 1, sizeof(*jrefs));
 	struct key_run *runs = xcalloc(nr_j + 1, sizeof(*runs));
 	unsigned nr_runs = 0;
@@ -320,25 +392,32 @@ static void leaf_overlay(struct btree_iter *iter, const struct bkey_ref *nk, siz
 		runs[nr_runs - 1].nr++;
 	}
 
-	free(iter->keys);
 	if (nr_runs == 1) {
 		/* nothing from the journal here: the node's keys as they are */
-		iter->keys = xmalloc((nr + 1) * sizeof(*iter->keys));
+		*out = xmalloc((nr + 1) * sizeof(**out));
 		if (nr)
-			memcpy(iter->keys, nk, nr * sizeof(*nk));
-		iter->nr_keys = nr;
+			memcpy(*out, nk, nr * sizeof(*nk));
+		*nr_out = nr;
 	} else {
-		bch_keys_overlay(extents, runs, nr_runs, iter->arena, &iter->keys, &iter->nr_keys);
+		bch_keys_overlay(extents, runs, nr_runs, arena, out, nr_out);
 	}
 	if (extents && nr_j) {
 		struct btree_node_ctx ctx;
 
 		btree_node_ctx_init(&ctx, c);
-		iter->nr_keys = bch_extents_merge(iter->keys, iter->nr_keys, ctx.bucket_size);
+		*nr_out = bch_extents_merge(*out, *nr_out, ctx.bucket_size);
 	}
 	free(runs);
 	free(jrefs);
 	free(jk);
+}
+
+static void leaf_overlay(struct btree_iter *iter, const struct bkey_ref *nk, size_t nr)
+{
+	free(iter->keys);
+	iter->keys = NULL;
+	bch_btree_overlay(iter->c, iter->btree_id, iter->leaf_min, iter->leaf_max,
+			  nk, nr, iter->arena, &iter->keys, &iter->nr_keys);
 }
 
 /* ---- descending ---- */

@@ -47,6 +47,12 @@ int bch_btree_node_get(struct bch_fs *c, const struct bkey_ref *ptr,
 		       const struct btree_node_expect *exp,
 		       struct btree_node_h **ret, struct printbuf *err);
 void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n);
+/*
+ * Forget cached nodes whose first copy lies in sectors [@start, @end) of
+ * @dev (the space is being reused); held nodes stay valid until put.
+ */
+void bch_btree_cache_invalidate(struct bch_fs *c, unsigned dev, uint64_t start,
+				uint64_t end);
 /* Free the cache (bch_fs_close() calls this). */
 void bch_btree_cache_exit(struct bch_fs *c);
 
@@ -87,6 +93,22 @@ void bch_btree_iter_advance(struct btree_iter *iter);
 /* peek, then advance past the returned key. */
 int bch_btree_iter_next(struct btree_iter *iter, struct bkey_ref **k);
 void bch_btree_iter_exit(struct btree_iter *iter);
+
+/* ---- the journal overlay, for the update engine ---- */
+
+struct node_arena;
+/*
+ * The live keys of leaf range [@min, @max] of @btree_id: node keys @nk
+ * (sorted, live) with the journal keys of the range laid over them, as
+ * the iterator returns them. *@out is malloc'd; changed values go to
+ * @arena.
+ */
+void bch_btree_overlay(struct bch_fs *c, unsigned btree_id, struct bpos_h min,
+		       struct bpos_h max, const struct bkey_ref *nk, size_t nr,
+		       struct node_arena *arena, struct bkey_ref **out, size_t *nr_out);
+/* Does any journal key touch leaf range [@min, @max] of @btree_id? */
+bool bch_btree_journal_keys_in(struct bch_fs *c, unsigned btree_id,
+			       struct bpos_h min, struct bpos_h max);
 
 /* ---- node walk (list -m formats/nodes, fsck) ---- */
 

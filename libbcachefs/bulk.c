@@ -60,18 +60,23 @@ static uint64_t ptrs_devs(const struct btree_ptr_h *p, unsigned nr)
 	return m;
 }
 
-/* One level: cut @keys into nodes, write them, return their pointer keys. */
+static size_t node_budget(const struct btree_write_ctx *w, unsigned fill);
+
+/*
+ * One level over [@min, @max]: cut @keys into nodes, write them, append
+ * their pointer keys to @parent. No keys: one empty node for the range.
+ */
 static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		       struct bch_allocator *a, unsigned btree_id, unsigned level,
+		       struct bpos_h min, struct bpos_h max,
 		       const struct bkey_ref *keys, size_t nr, size_t budget,
 		       struct bulk_pool *pool, struct bulk_keys *parent,
 		       struct bulk_root *root, struct printbuf *err)
 {
-	struct bpos_h min = POS_H_MIN;
 	size_t i = 0;
 	int ret;
 
-	while (i < nr) {
+	do {
 		struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
 		struct btree_node_buf nb = { 0 };
 		struct bkey_ref pk;
@@ -81,17 +86,17 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		bool last;
 
 		/* at least one key; then as many as fit the budget, unpacked */
-		do {
+		while (j < nr && (j == i || bytes + (size_t)keys[j].k.u64s * 8 <= budget)) {
 			bytes += (size_t)keys[j].k.u64s * 8;
 			j++;
-		} while (j < nr && bytes + (size_t)keys[j].k.u64s * 8 <= budget);
+		}
 		last = j == nr;
 
 		struct btree_node_new n = {
 			.btree_id	= btree_id,
 			.level		= level,
 			.min_key	= min,
-			.max_key	= last ? POS_H_MAX : keys[j - 1].k.p,
+			.max_key	= last ? max : keys[j - 1].k.p,
 			.node_seq	= 0,
 		};
 
@@ -128,8 +133,20 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		if (!last)
 			min = bpos_successor(btree_id, n.max_key);
 		i = j;
-	}
+	} while (i < nr);
 	return 0;
+}
+
+int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
+			 struct bch_allocator *a, unsigned btree_id, unsigned level,
+			 struct bpos_h min, struct bpos_h max,
+			 const struct bkey_ref *keys, size_t nr, unsigned fill,
+			 struct bulk_keys *ptrs, struct printbuf *err)
+{
+	struct bulk_root stats = { 0 };
+
+	return build_level(c, w, a, btree_id, level, min, max, keys, nr,
+			   node_budget(w, fill), NULL, ptrs, &stats, err);
 }
 
 /* Bytes of unpacked keys per node. */
@@ -190,14 +207,15 @@ int bch_bulk_build_pool(struct bch_fs *c, const struct btree_write_ctx *w,
 			return -EINVAL;
 		}
 
-	ret = build_level(c, w, a, btree_id, 0, keys, nr, budget, pool, &next, root, err);
+	ret = build_level(c, w, a, btree_id, 0, POS_H_MIN, POS_H_MAX, keys, nr, budget,
+			  pool, &next, root, err);
 	while (!ret && next.nr > 1) {
 		bulk_keys_exit(&cur);
 		cur = next;
 		memset(&next, 0, sizeof(next));
 		level++;
-		ret = build_level(c, w, a, btree_id, level, cur.k, cur.nr, budget,
-				  pool, &next, root, err);
+		ret = build_level(c, w, a, btree_id, level, POS_H_MIN, POS_H_MAX,
+				  cur.k, cur.nr, budget, pool, &next, root, err);
 	}
 	if (!ret) {
 		/* the one pointer left is the root's, at POS_MAX already */

@@ -60,6 +60,19 @@ int bch_bulk_build(struct bch_fs *c, const struct btree_write_ctx *w,
 		   struct bulk_root *root, struct printbuf *err);
 
 /*
+ * One level of nodes at @level covering exactly [@min, @max] (copy-on-write
+ * replacement of a node, 20 §20.7.4): @keys (sorted, inside the range) are
+ * cut into nodes as above, the first starting at @min and the last ending
+ * at @max; with no keys, one empty node. Their pointer keys are appended
+ * to @ptrs. Nothing is journalled (journal_seq 0).
+ */
+int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
+			 struct bch_allocator *a, unsigned btree_id, unsigned level,
+			 struct bpos_h min, struct bpos_h max,
+			 const struct bkey_ref *keys, size_t nr, unsigned fill,
+			 struct bulk_keys *ptrs, struct printbuf *err);
+
+/*
  * Space for nodes taken in advance: the alloc btree must hold the alloc
  * keys of the buckets its own nodes use, so those are allocated first
  * (bch_bulk_nodes_for() says how many) and handed to the builder.

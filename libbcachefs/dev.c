@@ -12,14 +12,20 @@
 #include <unistd.h>
 
 unsigned long dev_nr_writes;
+static long fault_v = -2;
+
+void dev_fault_after(long n)
+{
+	fault_v = n < 0 ? -1 : (long)dev_nr_writes + n;
+}
 
 static long fault_after_writes(void)
 {
-	static long v = -2;
+	long v = fault_v;
 
 	if (v == -2) {
 		const char *e = getenv("BCH_FAULT_WRITES");
-		v = e && *e ? strtol(e, NULL, 10) : -1;
+		v = fault_v = e && *e ? strtol(e, NULL, 10) : -1;
 	}
 	return v;
 }

@@ -35,5 +35,7 @@ int dev_flush(struct bch_devio *d);
 
 /* Number of writes performed so far (all devices), for fault-injection tests. */
 extern unsigned long dev_nr_writes;
+/* Make every write after the next @n fail with EIO (n < 0: never). */
+void dev_fault_after(long n);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "bkey_types.h"
 #include "btree.h"
+#include "btree_update.h"
 #include "crypto.h"
 #include "dev.h"
 #include "errcode.h"
@@ -451,6 +452,7 @@ void bch_fs_close(struct bch_fs *c)
 
 	if (!c)
 		return;
+	bch_fs_rw_free(c);
 	bch_btree_cache_exit(c);
 	bch_journal_free(&c->journal);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {

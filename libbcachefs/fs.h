@@ -77,6 +77,7 @@ struct bch_fs {
 	struct journal_state	journal;
 	struct btree_root_h	roots[BCH_NR_BTREES];
 	struct btree_cache	*btree_cache;	/* btree.c */
+	struct bch_fs_rw	*rw;		/* btree_update.c: NULL = read-only */
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;

@@ -310,6 +310,22 @@ static unsigned buckets_available(const struct journal_wdev *d)
 	return (d->last_idx + d->nr - next) % d->nr;
 }
 
+unsigned bch_journal_writer_buckets_free(struct bch_journal_writer *w)
+{
+	unsigned i, min = UINT32_MAX;
+
+	for (i = 0; i < ARRAY_SIZE(w->devs); i++) {
+		struct journal_wdev *d = &w->devs[i];
+
+		if (!d->active || !d->nr || !d->durability)
+			continue;
+		reclaim(w, d);
+		if (buckets_available(d) < min)
+			min = buckets_available(d);
+	}
+	return min == UINT32_MAX ? 0 : min;
+}
+
 int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b,
 		      uint64_t last_seq, struct printbuf *err)
 {

@@ -133,4 +133,10 @@ int bch_journal_writer_set_dev(struct bch_journal_writer *w, unsigned dev,
 int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b,
 		      uint64_t last_seq, struct printbuf *err);
 
+/*
+ * Journal buckets free for new entries (after reclaim), the fewest on any
+ * device that takes journal writes; 0 when none does.
+ */
+unsigned bch_journal_writer_buckets_free(struct bch_journal_writer *w);
+
 #endif

@@ -1,0 +1,895 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The update engine: see btree_update.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "bkey_types.h"
+#include "btree.h"
+#include "btree_update.h"
+#include "bulk.h"
+#include "dev.h"
+#include "errcode.h"
+#include "extents.h"
+#include "format.h"
+#include "fs.h"
+#include "journal.h"
+#include "journal_write.h"
+#include "node.h"
+#include "node_write.h"
+#include "super.h"
+#include "util.h"
+
+struct freed_bucket {
+	unsigned	dev;
+	uint64_t	bucket;
+};
+
+struct bch_fs_rw {
+	struct bch_allocator	a;
+	struct bch_journal_writer jw;
+	struct btree_write_ctx	wctx;
+	struct bkey_fs_ctx	kctx;
+	bool			failed;		/* a write failed: no more writes */
+	bool			unclean;	/* CLEAN cleared on disk */
+	uint64_t		last_seq;	/* for the next entry */
+	size_t			entry_u64s;	/* key space per journal entry */
+
+	/* values of the keys in the overlay that came from commits */
+	void			**mem;
+	size_t			nr_mem, size_mem;
+	unsigned		next_idx;	/* key order inside the overlay */
+
+	/* buckets of replaced nodes, free once the new tree is durable */
+	struct freed_bucket	*freed;
+	size_t			nr_freed, size_freed;
+
+	struct bch_rw_stats	stats;
+};
+
+bool bch_fs_rw(const struct bch_fs *c)
+{
+	return c->rw && !c->rw->failed;
+}
+
+void bch_fs_rw_stats(const struct bch_fs *c, struct bch_rw_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	if (c->rw)
+		*s = c->rw->stats;
+}
+
+/* ---- superblocks -------------------------------------------------------- */
+
+/*
+ * Write the superblock of every present member: the filesystem's with seq
+ * + 1, each device keeping its own index, layout and journal field, the
+ * replicas table of the allocator, CLEAN = @clean.
+ */
+static int sb_write_all(struct bch_fs *c, bool clean, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct bch_sb *sbs[BCH_FS_MAX_DEVS] = { NULL };
+	uint8_t *replicas = NULL;
+	size_t replicas_bytes = bch_replicas_field_build(&rw->a.replicas, &replicas);
+	uint64_t seq = le64_to_cpu(c->sb->seq) + 1;
+	unsigned i;
+	int ret = 0;
+
+	if (!replicas_bytes) {
+		pr_str(err, "superblock: a replicas entry has more than 3 devices\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS && !ret; i++) {
+		struct bch_member_dev *ca = c->devs[i];
+		const struct bch_sb_field *jf;
+		struct bch_sb *sb;
+		struct printbuf why = PRINTBUF;
+
+		if (!ca || !ca->io || !ca->sb)
+			continue;
+		sb = xmalloc(bch_sb_bytes(c->sb));
+		memcpy(sb, c->sb, bch_sb_bytes(c->sb));
+		sb->seq = cpu_to_le64(seq);
+		SET_BCH_SB_CLEAN(sb, clean);
+		sb->dev_idx = ca->sb->dev_idx;
+		memcpy(&sb->layout, &ca->sb->layout, sizeof(sb->layout));
+		sb->offset = ca->sb->offset;
+		jf = bch_sb_field_find(ca->sb, BCH_SB_FIELD_journal);
+		if (jf)
+			bch_sb_field_replace(&sb, BCH_SB_FIELD_journal, jf, bch_sb_field_bytes(jf));
+		else
+			bch_sb_field_replace(&sb, BCH_SB_FIELD_journal, NULL, 0);
+		bch_sb_field_replace(&sb, BCH_SB_FIELD_replicas, replicas, replicas_bytes);
+		sbs[i] = sb;
+		ret = bch_sb_validate(sb, &why);
+		if (ret)
+			pr_buf(err, "%s: updated superblock is invalid: %s\n", ca->io->path,
+			       printbuf_str(&why));
+		printbuf_exit(&why);
+	}
+	/* what the superblock refers to must be durable first */
+	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++)
+		if (sbs[i])
+			ret = dev_flush(c->devs[i]->io);
+	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++)
+		if (sbs[i]) {
+			ret = bch_sb_write(c->devs[i]->io, sbs[i], err);
+			if (!ret)
+				ret = dev_flush(c->devs[i]->io);
+		}
+	if (!ret) {
+		for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
+			struct bch_member_dev *ca = c->devs[i];
+
+			if (!sbs[i])
+				continue;
+			if (c->sb == ca->sb)
+				c->sb = sbs[i];
+			free(ca->sb);
+			ca->sb = sbs[i];
+			ca->sb_bytes = bch_sb_bytes(sbs[i]);
+			sbs[i] = NULL;
+		}
+		c->sb_bytes = bch_sb_bytes(c->sb);
+		rw->a.replicas.changed = false;
+	}
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
+		free(sbs[i]);
+	free(replicas);
+	return ret;
+}
+
+/* Before the first journal write: the filesystem is not clean any more. */
+static int mark_unclean(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	int ret;
+
+	if (rw->unclean)
+		return 0;
+	ret = sb_write_all(c, false, err);
+	if (!ret)
+		rw->unclean = true;
+	return ret;
+}
+
+/* New replicas entries must be on disk before what needs them (30 §7.3). */
+static int replicas_sync(struct bch_fs *c, struct printbuf *err)
+{
+	return c->rw->a.replicas.changed ? sb_write_all(c, !c->rw->unclean, err) : 0;
+}
+
+/* ---- start: what is in use ---------------------------------------------- */
+
+static int mark_node(void *arg, const struct btree_node_visit *v)
+{
+	struct bch_fs_rw *rw = arg;
+	struct printbuf ignore = PRINTBUF;
+
+	/* two kinds of data in a bucket is fsck's business: it stays in use */
+	if (v->ptr)
+		bch_alloc_mark_btree_ptr(&rw->a, v->ptr, &ignore);
+	printbuf_exit(&ignore);
+	return 0;
+}
+
+static void mark_extent(struct bch_fs_rw *rw, const struct bkey_ref *k)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	struct printbuf ignore = PRINTBUF;
+
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0) {
+		struct bch_dev_alloc *d = p.ptr.dev < BCH_ALLOC_MAX_DEVS ? rw->a.devs[p.ptr.dev] : NULL;
+		uint64_t b;
+
+		if (!d || !d->bucket_size)
+			continue;
+		b = p.ptr.offset / d->bucket_size;
+		if (b >= d->nbuckets || gen_after(d->b[b].gen, (uint8_t)p.ptr.gen))
+			continue;	/* outside, or stale: the space is not in use */
+		bch_alloc_mark(&rw->a, p.ptr.dev, b,
+			       p.ptr.cached ? BCH_DATA_CACHED : BCH_DATA_USER,
+			       p.crc.compressed_size ?: k->k.size, &ignore);
+	}
+	printbuf_exit(&ignore);
+}
+
+static int mark_in_use(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct printbuf scratch = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	unsigned id;
+	int ret = 0;
+
+	/* buckets that have an alloc key keep one */
+	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, &scratch);
+	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+		struct bch_dev_alloc *d = k->k.p.inode < BCH_ALLOC_MAX_DEVS
+			? rw->a.devs[k->k.p.inode] : NULL;
+
+		if (d && k->k.p.offset < d->nbuckets && k->k.type == 128)
+			d->b[k->k.p.offset].has_key = true;
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+
+	for (id = 0; id < BCH_NR_BTREES && !ret; id++)
+		ret = bch_btree_walk_nodes(c, id, mark_node, rw, &scratch);
+
+	if (!ret) {
+		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H_MIN, &scratch);
+		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+			if (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)
+				mark_extent(rw, k);
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+	}
+	if (ret)
+		pr_buf(err, "cannot mark the buckets in use: %s", printbuf_str(&scratch));
+	printbuf_exit(&scratch);
+	return ret;
+}
+
+static void rw_free(struct bch_fs *c)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	if (!rw)
+		return;
+	for (size_t i = 0; i < rw->nr_mem; i++)
+		free(rw->mem[i]);
+	free(rw->mem);
+	free(rw->freed);
+	bch_journal_writer_exit(&rw->jw);
+	bch_alloc_exit(&rw->a);
+	free(rw);
+	c->rw = NULL;
+}
+
+void bch_fs_rw_free(struct bch_fs *c)
+{
+	rw_free(c);
+}
+
+int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw;
+	unsigned i, min_bucket = UINT32_MAX;
+	int ret;
+
+	if (c->rw)
+		return 0;
+	if (c->opts.read_only) {
+		pr_str(err, "filesystem opened read-only: cannot write\n");
+		return -EROFS;
+	}
+	if (!BCH_SB_INITIALIZED(c->sb) || !c->journal.read_done || !c->journal.nr_entries) {
+		pr_str(err, "filesystem not initialized (or its journal not read): cannot write\n");
+		return -EINVAL;
+	}
+	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io)) {
+			pr_buf(err, "member %u is missing: cannot write a degraded filesystem\n", i);
+			return -EROFS;
+		}
+
+	ret = bch_btree_read_bucket_gens(c, err);
+	if (ret)
+		return ret;
+
+	rw = c->rw = xcalloc(1, sizeof(*rw));
+	ret = btree_write_ctx_init(&rw->wctx, c, err);
+	if (!ret)
+		ret = bch_alloc_init(&rw->a, c, err);
+	if (!ret)
+		ret = mark_in_use(c, err);
+	if (!ret)
+		ret = bch_journal_writer_init(&rw->jw, c, err);
+	if (ret) {
+		rw_free(c);
+		return ret;
+	}
+	bch_fs_key_ctx(c, &rw->kctx);
+	rw->unclean = !BCH_SB_CLEAN(c->sb);
+	rw->last_seq = c->journal.last_seq;
+	rw->next_idx = 1U << 30;	/* after every key read from the journal */
+
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
+		if (rw->jw.devs[i].active && rw->jw.devs[i].nr &&
+		    rw->jw.devs[i].bucket_size < min_bucket)
+			min_bucket = rw->jw.devs[i].bucket_size;
+	if (min_bucket == UINT32_MAX) {
+		pr_str(err, "no device can take journal writes\n");
+		rw_free(c);
+		return -EROFS;
+	}
+	/* a quarter of a bucket, less the roots and blacklists (30 §3.4) */
+	rw->entry_u64s = (size_t)min_bucket * 64 / 4;
+	rw->entry_u64s = rw->entry_u64s > 1024 ? rw->entry_u64s - 512 : rw->entry_u64s / 2;
+	return 0;
+}
+
+/* ---- transactions ------------------------------------------------------- */
+
+void bch_trans_init(struct btree_trans *t, struct bch_fs *c)
+{
+	memset(t, 0, sizeof(*t));
+	t->c = c;
+}
+
+static void trans_reset(struct btree_trans *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free((void *)t->u[i].k.v);
+	t->nr = 0;
+	t->bad_value = false;
+}
+
+void bch_trans_exit(struct btree_trans *t)
+{
+	trans_reset(t);
+	free(t->u);
+	t->u = NULL;
+	t->size = 0;
+}
+
+void bch_trans_update(struct btree_trans *t, unsigned btree_id, const struct bkey_h *k,
+		      const void *v, unsigned v_bytes)
+{
+	struct trans_update *u;
+	void *copy = NULL;
+
+	if (v_bytes % 8 || v_bytes > 8 * (BKEY_MAX_U64S - 1 - BKEY_U64S_UNPACKED)) {
+		t->bad_value = true;
+		return;
+	}
+	if (t->nr == t->size) {
+		t->size = t->size ? 2 * t->size : 8;
+		t->u = xrealloc(t->u, t->size * sizeof(*t->u));
+	}
+	if (v_bytes) {
+		copy = xmalloc(v_bytes);
+		memcpy(copy, v, v_bytes);
+	}
+	u = &t->u[t->nr++];
+	u->btree_id = btree_id;
+	u->k.k = *k;
+	u->k.k.u64s = (uint8_t)(BKEY_U64S_UNPACKED + v_bytes / 8);
+	u->k.k.needs_whiteout = false;
+	u->k.v = copy;
+	u->k.v_bytes = v_bytes;
+}
+
+void bch_trans_delete(struct btree_trans *t, unsigned btree_id, struct bpos_h pos)
+{
+	struct bkey_h k = { .type = KEY_TYPE_DELETED, .p = pos };
+
+	bch_trans_update(t, btree_id, &k, NULL, 0);
+}
+
+void bch_trans_delete_extents(struct btree_trans *t, uint64_t inode, uint64_t start,
+			      uint64_t end)
+{
+	while (start < end) {
+		uint64_t n = end - start > KEY_SIZE_MAX ? KEY_SIZE_MAX : end - start;
+		struct bkey_h k = {
+			.type	= KEY_TYPE_DISCARD,	/* extents: size 0 iff deleted (20 §20.1.7) */
+			.size	= (uint32_t)n,
+			.p	= POS_H(inode, start + n),
+		};
+
+		bch_trans_update(t, BTREE_ID_EXTENTS, &k, NULL, 0);
+		start += n;
+	}
+}
+
+static int trans_validate(struct btree_trans *t, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = t->c->rw;
+
+	if (t->bad_value) {
+		pr_str(err, "transaction refused: a key value is too big or not a multiple of 8 bytes\n");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct trans_update *u = &t->u[i];
+		int ret;
+
+		if (u->btree_id >= BCH_NR_BTREES) {
+			pr_buf(err, "update of unknown btree %u\n", u->btree_id);
+			return -EINVAL;
+		}
+		if (bkey_is_whiteout(&u->k.k))
+			ret = bch_bkey_header_invalid(u->btree_id, 0, &u->k.k) ? -EINVAL : 0;
+		else
+			ret = bch_bkey_validate_fs(u->btree_id, 0, &u->k, &rw->kctx, err);
+		if (ret) {
+			pr_buf(err, "transaction refused: invalid %s key at %" PRIu64 ":%" PRIu64 "\n",
+			       bch_btree_id_str(u->btree_id), u->k.k.p.inode, u->k.k.p.offset);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/* Every root, the blacklists still needed (30 §3.2, §3.9). */
+static int jset_add_roots(struct bch_fs *c, struct jset_builder *b)
+{
+	int ret = 0;
+
+	for (unsigned id = 0; id < BCH_NR_BTREES && !ret; id++)
+		if (c->roots[id].present)
+			ret = jset_add_root(b, id, c->roots[id].level, &c->roots[id].key);
+	return ret;
+}
+
+static int jset_start(struct bch_fs *c, struct jset_builder *b)
+{
+	const struct journal_state *j = &c->journal;
+	int ret = 0;
+
+	jset_builder_init(b);
+	for (size_t i = 0; i < j->nr_blacklist && !ret; i++)
+		ret = jset_add_blacklist_v2(b, j->blacklist[i].start, j->blacklist[i].end);
+	return ret;
+}
+
+/* Write @b as the next entry and keep the replicas table up to date. */
+static int journal_write(struct bch_fs *c, struct jset_builder *b, uint64_t last_seq,
+			 struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	int ret = bch_journal_write(&rw->jw, b, last_seq, err);
+
+	if (ret)
+		return ret;
+	rw->stats.journal_entries++;
+	c->journal.seq = rw->jw.seq;
+	c->journal.last_seq = last_seq ?: rw->jw.seq;
+	bch_replicas_add(&rw->a.replicas, BCH_DATA_JOURNAL, rw->jw.last_devs);
+	return replicas_sync(c, err);
+}
+
+/* Free ring slots: the fewest on any device the journal writes to. */
+static unsigned journal_space(struct bch_fs *c)
+{
+	return bch_journal_writer_buckets_free(&c->rw->jw);
+}
+
+static int journal_key_cmp(const struct journal_key *l, const struct journal_key *r)
+{
+	int c;
+
+	if (l->btree_id != r->btree_id)
+		return l->btree_id < r->btree_id ? -1 : 1;
+	if (l->level != r->level)
+		return l->level < r->level ? -1 : 1;
+	c = bpos_cmp(l->k.k.p, r->k.k.p);
+	if (c)
+		return c;
+	if (l->seq != r->seq)
+		return l->seq < r->seq ? -1 : 1;
+	return l->idx < r->idx ? -1 : l->idx > r->idx;
+}
+
+static int journal_key_qcmp(const void *l, const void *r)
+{
+	return journal_key_cmp(l, r);
+}
+
+/* Lay committed keys @u[0..nr) (journalled as @seq) over the btrees in memory. */
+static void overlay_add(struct bch_fs *c, const struct trans_update *u, size_t nr, uint64_t seq)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct journal_state *j = &c->journal;
+	struct journal_key *add = xcalloc(nr, sizeof(*add)), *merged;
+	size_t bytes = 0, i, a, b, o;
+	uint8_t *mem, *p;
+
+	for (i = 0; i < nr; i++)
+		bytes += u[i].k.v_bytes;
+	p = mem = xmalloc(bytes ?: 1);
+	if (rw->nr_mem == rw->size_mem) {
+		rw->size_mem = rw->size_mem ? 2 * rw->size_mem : 64;
+		rw->mem = xrealloc(rw->mem, rw->size_mem * sizeof(*rw->mem));
+	}
+	rw->mem[rw->nr_mem++] = mem;
+
+	for (i = 0; i < nr; i++) {
+		add[i].btree_id	= u[i].btree_id;
+		add[i].level	= 0;
+		add[i].k	= u[i].k;
+		add[i].seq	= seq;
+		add[i].idx	= rw->next_idx++;
+		if (u[i].k.v_bytes) {
+			memcpy(p, u[i].k.v, u[i].k.v_bytes);
+			add[i].k.v = p;
+			p += u[i].k.v_bytes;
+		} else {
+			add[i].k.v = NULL;
+		}
+	}
+	qsort(add, nr, sizeof(*add), journal_key_qcmp);
+
+	merged = xmalloc((j->nr_keys + nr) * sizeof(*merged));
+	for (a = b = o = 0; a < j->nr_keys || b < nr;)
+		if (b == nr || (a < j->nr_keys && journal_key_cmp(&j->keys[a], &add[b]) <= 0))
+			merged[o++] = j->keys[a++];
+		else
+			merged[o++] = add[b++];
+	free(j->keys);
+	free(add);
+	j->keys = merged;
+	j->nr_keys = o;
+}
+
+int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
+{
+	struct bch_fs *c = t->c;
+	struct bch_fs_rw *rw = c->rw;
+	size_t i = 0;
+	int ret;
+
+	if (!rw || rw->failed) {
+		pr_str(err, "filesystem is not writable\n");
+		trans_reset(t);
+		return -EROFS;
+	}
+	ret = trans_validate(t, err);
+	if (!ret)
+		ret = mark_unclean(c, err);
+
+	while (!ret && i < t->nr) {
+		struct jset_builder b;
+		size_t j = i, u64s = 0;
+
+		if (journal_space(c) < 3) {
+			ret = bch_fs_checkpoint(c, err);
+			if (ret)
+				break;
+		}
+		ret = jset_start(c, &b);
+		while (!ret && j < t->nr &&
+		       (j == i || u64s + 1 + t->u[j].k.k.u64s <= rw->entry_u64s)) {
+			u64s += 1 + t->u[j].k.k.u64s;
+			ret = jset_add_keys(&b, t->u[j].btree_id, 0, &t->u[j].k, 1);
+			j++;
+		}
+		if (!ret)
+			ret = jset_add_roots(c, &b);
+		if (!ret)
+			ret = journal_write(c, &b, rw->last_seq, err);
+		jset_builder_exit(&b);
+		if (ret)
+			break;
+		overlay_add(c, t->u + i, j - i, rw->jw.seq);
+		rw->stats.keys += j - i;
+		i = j;
+	}
+	if (ret) {
+		if (i < t->nr && i)
+			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
+		if (ret != -EINVAL)
+			rw->failed = true;
+	} else {
+		rw->stats.commits++;
+	}
+	trans_reset(t);
+	return ret;
+}
+
+/* ---- checkpoint ----------------------------------------------------------- */
+
+static void free_node_space(struct bch_fs *c, const struct bkey_ref *ptr)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct btree_ptr_h p[BCH_REPLICAS_MAX];
+	int nr = btree_ptr_decode(ptr, p, BCH_REPLICAS_MAX);
+
+	for (int i = 0; i < nr; i++) {
+		struct bch_dev_alloc *d = p[i].dev < BCH_ALLOC_MAX_DEVS ? rw->a.devs[p[i].dev] : NULL;
+
+		if (!d || !d->bucket_size)
+			continue;
+		if (rw->nr_freed == rw->size_freed) {
+			rw->size_freed = rw->size_freed ? 2 * rw->size_freed : 64;
+			rw->freed = xrealloc(rw->freed, rw->size_freed * sizeof(*rw->freed));
+		}
+		rw->freed[rw->nr_freed++] = (struct freed_bucket) {
+			.dev = p[i].dev, .bucket = p[i].offset / d->bucket_size,
+		};
+		bch_btree_cache_invalidate(c, p[i].dev, p[i].offset,
+					   p[i].offset + c->btree_node_size);
+	}
+	rw->stats.nodes_freed++;
+}
+
+/*
+ * Replace the node @ptr points to (btree @id, @level, range [@min, @max])
+ * by new nodes holding its keys with the overlay laid over them; append
+ * their pointer keys to @out. Children without overlay keys are kept.
+ */
+static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *ptr,
+			unsigned level, struct bpos_h min, struct bpos_h max,
+			struct bulk_keys *out, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct btree_node_expect exp = {
+		.btree_id = id, .level = level, .min_key = min, .max_key = max,
+		.check_min = true,
+	};
+	struct btree_node_h *n;
+	struct bulk_keys keys = { 0 };
+	struct node_arena *arena = NULL;
+	struct bkey_ref *merged = NULL;
+	size_t nr_merged = 0, before = out->nr;
+	int ret;
+
+	ret = bch_btree_node_get(c, ptr, &exp, &n, err);
+	if (ret) {
+		pr_buf(err, "btree %s level %u: node unreadable, cannot update it\n",
+		       bch_btree_id_str(id), level);
+		return ret;
+	}
+
+	if (!level) {
+		arena = node_arena_new();
+		bch_btree_overlay(c, id, min, max, n->keys, n->nr_keys, arena, &merged, &nr_merged);
+		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, 0, min, max,
+					   merged, nr_merged, 0, out, err);
+	} else {
+		struct bpos_h cmin = min;
+
+		for (size_t i = 0; i < n->nr_keys && !ret; i++) {
+			const struct bkey_ref *ck = &n->keys[i];
+			struct bpos_h cmax = i + 1 == n->nr_keys ? max : ck->k.p;
+
+			if (bch_btree_journal_keys_in(c, id, cmin, cmax))
+				ret = rewrite_node(c, id, ck, level - 1, cmin, cmax, &keys, err);
+			else
+				bulk_keys_add(&keys, &ck->k, ck->v, ck->v_bytes);
+			cmin = bpos_successor(id, ck->k.p);
+		}
+		if (!ret)
+			ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, level, min, max,
+						   keys.k, keys.nr, 0, out, err);
+	}
+	if (!ret) {
+		rw->stats.nodes_written += out->nr - before;
+		free_node_space(c, ptr);
+	}
+	bch_btree_node_put(c, n);
+	free(merged);
+	if (arena)
+		node_arena_free(arena);
+	bulk_keys_exit(&keys);
+	return ret;
+}
+
+/* New root from the pointer keys of the nodes covering the whole btree. */
+static int set_root(struct bch_fs *c, unsigned id, unsigned level, struct bulk_keys *ptrs,
+		    struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct btree_root_h *r = &c->roots[id];
+	int ret = 0;
+
+	while (!ret && ptrs->nr > 1) {
+		struct bulk_keys up = { 0 };
+
+		level++;
+		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, level, POS_H_MIN, POS_H_MAX,
+					   ptrs->k, ptrs->nr, 0, &up, err);
+		rw->stats.nodes_written += up.nr;
+		bulk_keys_exit(ptrs);
+		*ptrs = up;
+	}
+	if (ret)
+		return ret;
+	if (level >= BTREE_ITER_MAX_DEPTH) {
+		pr_buf(err, "btree %s would grow to depth %u\n", bch_btree_id_str(id), level + 1);
+		return -ENOSPC;
+	}
+	r->present = true;
+	r->level = level;
+	r->key = ptrs->k[0];
+	memcpy(r->buf, ptrs->k[0].v, ptrs->k[0].v_bytes);
+	r->key.v = r->buf;
+	return 0;
+}
+
+static int rewrite_btree(struct bch_fs *c, unsigned id, struct printbuf *err)
+{
+	struct btree_root_h *r = &c->roots[id];
+	struct bulk_keys ptrs = { 0 };
+	int ret;
+
+	if (!bch_btree_journal_keys_in(c, id, POS_H_MIN, POS_H_MAX))
+		return 0;
+	if (r->present) {
+		struct bkey_ref root = r->key;
+
+		ret = rewrite_node(c, id, &root, r->level, POS_H_MIN, POS_H_MAX, &ptrs, err);
+		if (!ret)
+			ret = set_root(c, id, r->level, &ptrs, err);
+	} else {
+		struct node_arena *arena = node_arena_new();
+		struct bkey_ref *keys;
+		size_t nr;
+
+		bch_btree_overlay(c, id, POS_H_MIN, POS_H_MAX, NULL, 0, arena, &keys, &nr);
+		ret = !nr ? 0 : bch_bulk_build_range(c, &c->rw->wctx, &c->rw->a, id, 0,
+						      POS_H_MIN, POS_H_MAX, keys, nr, 0, &ptrs, err);
+		if (!ret && nr) {
+			c->rw->stats.nodes_written += ptrs.nr;
+			ret = set_root(c, id, 0, &ptrs, err);
+		}
+		free(keys);
+		node_arena_free(arena);
+	}
+	bulk_keys_exit(&ptrs);
+	return ret;
+}
+
+static int collect_alloc_node(void *arg, const struct btree_node_visit *v)
+{
+	struct bch_fs *c = arg;
+
+	if (v->ptr)
+		free_node_space(c, v->ptr);
+	return 0;
+}
+
+/*
+ * The alloc btree, rebuilt from the allocator: a key for every bucket that
+ * had one, holds data or has a gen. Its own nodes take buckets (new gens),
+ * so nodes are taken first until they are enough for every key.
+ */
+static int rebuild_alloc(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct bch_allocator *a = &rw->a;
+	struct bulk_pool pool = { 0 };
+	struct bulk_root root;
+	struct bkey_ref *keys = NULL;
+	uint64_t *vals = NULL;
+	size_t nr = 0, size = 0;
+	int ret;
+
+	ret = bch_btree_walk_nodes(c, BTREE_ID_ALLOC, collect_alloc_node, c, err);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		free(keys);
+		free(vals);
+		ret = bch_alloc_all_keys(a, &keys, &vals, &nr);
+		if (ret)
+			goto out;
+		if (!nr || (pool.nr && bch_bulk_nodes_for(&rw->wctx, 0, nr, BKEY_U64S_UNPACKED + 1,
+							  5 + pool.nr_ptrs[0]) <= pool.nr))
+			break;
+		if (pool.nr == size) {
+			size = size ? 2 * size : 4;
+			pool.ptrs = xrealloc(pool.ptrs, size * sizeof(*pool.ptrs));
+			pool.nr_ptrs = xrealloc(pool.nr_ptrs, size * sizeof(*pool.nr_ptrs));
+		}
+		ret = bch_alloc_btree_node(a, pool.ptrs[pool.nr], &pool.nr_ptrs[pool.nr], err);
+		if (ret)
+			goto out;
+		pool.nr++;
+	}
+	ret = bch_bulk_build_pool(c, &rw->wctx, a, BTREE_ID_ALLOC, keys, nr, 0, &pool, &root, err);
+	if (ret)
+		goto out;
+	rw->stats.nodes_written += root.nr_nodes;
+	/* unused reserved nodes: their buckets go back */
+	for (size_t i = pool.used; i < pool.nr; i++)
+		for (unsigned p = 0; p < pool.nr_ptrs[i]; p++)
+			bch_alloc_release(a, pool.ptrs[i][p].dev,
+					  pool.ptrs[i][p].offset / a->devs[pool.ptrs[i][p].dev]->bucket_size);
+	if (root.present) {
+		c->roots[BTREE_ID_ALLOC].present = true;
+		c->roots[BTREE_ID_ALLOC].level = root.level;
+		c->roots[BTREE_ID_ALLOC].key = root.key;
+		memcpy(c->roots[BTREE_ID_ALLOC].buf, root.key_val, root.key.v_bytes);
+		c->roots[BTREE_ID_ALLOC].key.v = c->roots[BTREE_ID_ALLOC].buf;
+	} else {
+		c->roots[BTREE_ID_ALLOC].present = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	free(pool.ptrs);
+	free(pool.nr_ptrs);
+	return ret;
+}
+
+/* After the new tree is durable: the overlay is in it. */
+static void overlay_clear(struct bch_fs *c)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	free(c->journal.keys);
+	c->journal.keys = NULL;
+	c->journal.nr_keys = 0;
+	for (size_t i = 0; i < rw->nr_mem; i++)
+		free(rw->mem[i]);
+	rw->nr_mem = 0;
+}
+
+int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct btree_root_h saved[BCH_NR_BTREES];
+	struct jset_builder b;
+	unsigned id;
+	int ret = 0;
+
+	if (!rw || rw->failed) {
+		pr_str(err, "filesystem is not writable\n");
+		return -EROFS;
+	}
+	memcpy(saved, c->roots, sizeof(saved));
+	ret = mark_unclean(c, err);
+	for (id = 0; id < BCH_NR_BTREES && !ret; id++)
+		if (id != BTREE_ID_ALLOC)
+			ret = rewrite_btree(c, id, err);
+	if (!ret)
+		ret = rebuild_alloc(c, err);
+	/* the replicas of the new nodes, then one entry makes them the tree */
+	if (!ret)
+		ret = replicas_sync(c, err);
+	if (!ret)
+		ret = jset_start(c, &b);
+	if (!ret) {
+		ret = jset_add_roots(c, &b);
+		if (!ret)
+			ret = journal_write(c, &b, 0, err);
+		jset_builder_exit(&b);
+	}
+	if (ret) {
+		/* the previous tree is still the one on disk */
+		memcpy(c->roots, saved, sizeof(saved));
+		rw->failed = true;
+		pr_str(err, "checkpoint failed: the filesystem stays as its journal says\n");
+		return ret;
+	}
+	rw->last_seq = rw->jw.seq;
+	overlay_clear(c);
+	for (size_t i = 0; i < rw->nr_freed; i++)
+		bch_alloc_release(&rw->a, rw->freed[i].dev, rw->freed[i].bucket);
+	rw->nr_freed = 0;
+	bch_alloc_clear_dirty(&rw->a);
+	rw->stats.checkpoints++;
+	return 0;
+}
+
+int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	int ret = 0;
+
+	if (!rw)
+		return 0;
+	if (rw->failed) {
+		rw_free(c);
+		pr_str(err, "filesystem left as its journal says (an earlier write failed)\n");
+		return -EIO;
+	}
+	if (c->journal.nr_keys || rw->unclean)
+		ret = bch_fs_checkpoint(c, err);
+	if (!ret && rw->unclean)
+		ret = sb_write_all(c, true, err);
+	rw_free(c);
+	return ret;
+}

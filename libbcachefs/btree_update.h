@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The update engine (spec 20 §20.7, 30 §3-§5): every write to an
+ * initialised filesystem goes through a transaction, and the journal
+ * comes first.
+ *
+ *   bch_fs_rw_start(c)              allocator state from a mark of every
+ *                                   pointer; journal writer after the read
+ *   bch_trans_update()/_delete()    collect keys (copies)
+ *   bch_trans_commit()              one journal entry with the keys (and
+ *                                   every root), flushed; then the keys join
+ *                                   the in-memory overlay, so iterators see
+ *                                   them at once
+ *   bch_fs_checkpoint()             the overlay written into the btrees:
+ *                                   copy-on-write of every node on the path
+ *                                   of a changed key (splits as needed, new
+ *                                   roots), the alloc btree rebuilt from the
+ *                                   allocator, then a journal entry with the
+ *                                   new roots and last_seq = seq
+ *   bch_fs_rw_stop(c)               checkpoint, CLEAN, superblocks
+ *
+ * Crash safety: a committed transaction is durable (its journal entry is
+ * flushed) and replayed by any reader until a checkpoint has put it in the
+ * btree. A checkpoint never changes a node that is reachable: new nodes go
+ * to free buckets, are flushed, and only then does one journal entry make
+ * them the tree; old nodes' buckets are reused only after that entry is
+ * durable. An interrupted checkpoint leaves the previous tree and the
+ * journal as they were. The filesystem is marked not clean before the
+ * first journal write and clean again only after the last checkpoint.
+ *
+ * A transaction is atomic when its keys fit one journal entry (a quarter
+ * of the smallest journal bucket); larger ones are split into several
+ * entries, each atomic, in order.
+ *
+ * Single-threaded; iterators may stay open across commits (they see the
+ * new keys from their next leaf on) and checkpoints (held nodes stay
+ * valid).
+ */
+#ifndef BCH_BTREE_UPDATE_H
+#define BCH_BTREE_UPDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bkey.h"
+
+struct bch_fs;
+struct printbuf;
+
+/*
+ * Make @c writable: it must be opened read-write, initialised, with every
+ * member present and the key loaded when encrypted. Reads bucket gens,
+ * marks every bucket in use (superblocks, journal, btree nodes, live
+ * extent pointers) and prepares the journal writer. Writes nothing.
+ * Errors: -EROFS (opened read-only, member missing), -BCH_ERR_no_key,
+ * -EINVAL (not initialised), I/O errors.
+ */
+int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err);
+
+/*
+ * Write everything out and mark the filesystem clean: a checkpoint when
+ * anything is in the overlay (also journal keys read at open: a stop
+ * after a start replays an unclean journal into the btrees), then CLEAN
+ * and the superblocks. Nothing is written when nothing changed and the
+ * filesystem was clean. Frees the engine state even on error (the
+ * filesystem is then left as the last durable journal entry says).
+ */
+int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err);
+
+/* Drop the engine state without writing anything (bch_fs_close()). */
+void bch_fs_rw_free(struct bch_fs *c);
+
+/* Is @c writable (bch_fs_rw_start() succeeded and nothing failed since)? */
+bool bch_fs_rw(const struct bch_fs *c);
+
+/* ---- transactions ---- */
+
+struct trans_update {
+	unsigned		btree_id;
+	struct bkey_ref		k;		/* value owned by the transaction */
+};
+
+struct btree_trans {
+	struct bch_fs		*c;
+	struct trans_update	*u;
+	size_t			nr, size;
+	bool			bad_value;	/* an update was refused: commit fails */
+};
+
+void bch_trans_init(struct btree_trans *t, struct bch_fs *c);
+void bch_trans_exit(struct btree_trans *t);
+
+/*
+ * Insert or overwrite key @k (header; u64s is set from @v_bytes) with
+ * value @v in btree @btree_id. For extents the key replaces every sector
+ * it covers. Keys of one transaction apply in the order given.
+ */
+void bch_trans_update(struct btree_trans *t, unsigned btree_id, const struct bkey_h *k,
+		      const void *v, unsigned v_bytes);
+/* Delete the key at @pos (a whiteout: type deleted, no value). */
+void bch_trans_delete(struct btree_trans *t, unsigned btree_id, struct bpos_h pos);
+/*
+ * Delete sectors [@start, @end) of inode @inode in the extents btree
+ * (discard keys with a size, cut at KEY_SIZE_MAX).
+ */
+void bch_trans_delete_extents(struct btree_trans *t, uint64_t inode, uint64_t start,
+			      uint64_t end);
+
+/*
+ * Validate the keys (a bad key fails the whole transaction: -EINVAL and a
+ * message), journal them, flush, and lay them over the btrees in memory.
+ * The transaction is emptied (it can be reused). A checkpoint runs first
+ * when the journal is short of space. -EROFS when the engine is not
+ * started or failed earlier.
+ */
+int bch_trans_commit(struct btree_trans *t, struct printbuf *err);
+
+/* Write the overlay into the btrees now (see above). */
+int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err);
+
+/* Counters, for tests and -v output. */
+struct bch_rw_stats {
+	uint64_t	commits;
+	uint64_t	keys;
+	uint64_t	journal_entries;
+	uint64_t	checkpoints;
+	uint64_t	nodes_written;
+	uint64_t	nodes_freed;
+};
+void bch_fs_rw_stats(const struct bch_fs *c, struct bch_rw_stats *s);
+
+#endif
