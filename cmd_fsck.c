@@ -5,6 +5,7 @@
  * uncorrected, 8 operational error, 16 usage error, 32 cancelled.
  */
 #include "cmds.h"
+#include "libbcachefs/btree_update.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/fs.h"
 #include "libbcachefs/format.h"
@@ -161,7 +162,7 @@ int cmd_fsck(int argc, char *argv[])
 	struct fsck_state s;
 	struct printbuf err = PRINTBUF;
 	struct bch_fs *c = NULL;
-	int opt, ret, code;
+	int opt, ret, code, code_extra = 0;
 
 	while ((opt = getopt_long(argc, argv, "apnyfvh", longopts, NULL)) != -1)
 		switch (opt) {
@@ -220,8 +221,8 @@ int cmd_fsck(int argc, char *argv[])
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
 	opts.fsck = &s;
 	opts.ask_passphrase = isatty(STDIN_FILENO) && !opts.passphrase_file;
-	/* Repairs need the read-write engine; until then every mode only checks. */
-	opts.read_only = true;
+	/* -n opens the devices read-only; every other mode may repair */
+	opts.read_only = mode == FSCK_NO;
 
 	ret = bch_fs_open(argv, argc, &opts, &c, &err);
 	if (ret) {
@@ -235,14 +236,35 @@ int cmd_fsck(int argc, char *argv[])
 	bch_fsck_report_open(&s, &err);
 
 	ret = fsck_initialize(argv, argc, &opts, &s, &c);
-	if (ret > 0)
+	if (ret > 0) {
 		ret = 0;		/* uninitialised and left so: nothing to check */
-	else if (!ret)
+	} else if (!ret) {
+		s.read_only = true;
+		if (mode != FSCK_NO) {
+			int r = bch_fs_rw_start(c, &err);
+
+			if (r)
+				fprintf(stderr, "bcachefs fsck: cannot write the filesystem (%s): checking only\n%s",
+					bch_err_str(r), printbuf_str(&err));
+			else
+				s.read_only = false;
+			printbuf_reset(&err);
+		}
 		ret = bch_fsck_run(c, &s, fsck_progress, &cli);
+		/* the repairs go into the btrees, then the filesystem is marked clean */
+		if (c->rw && bch_fs_rw_stop(c, &err)) {
+			fprintf(stderr, "bcachefs fsck: writing the repairs failed: %s", printbuf_str(&err));
+			if (s.nr_fixed)
+				fprintf(stderr, "bcachefs fsck: the repairs committed so far are in the journal\n");
+			code_extra = FSCK_EXIT_ERROR;
+		}
+	}
 	if (c)
 		bch_fs_close(c);
 
-	code = fsck_exit_code(&s);
+	code = fsck_exit_code(&s) | code_extra;
+	if (s.nr_repair_failed)
+		code |= FSCK_EXIT_ERROR;
 	if (ret < 0) {
 		fprintf(stderr, "bcachefs fsck: check stopped: %s\n", bch_err_str(ret));
 		code |= FSCK_EXIT_ERROR;

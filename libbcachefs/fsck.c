@@ -16,6 +16,7 @@
 
 #include "bkey_types.h"
 #include "btree.h"
+#include "btree_update.h"
 #include "errcode.h"
 #include "format.h"
 #include "fs.h"
@@ -194,6 +195,20 @@ static const struct fsck_pass fsck_passes[] = {
 	{ "checking allocation (mark and sweep)", bch_fsck_gc },
 	{ "checking filesystem (extents, dirents, xattrs, root, lost+found, directory structure, nlinks)", bch_fsck_fs },
 };
+
+int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t)
+{
+	struct printbuf err = PRINTBUF;
+	int ret = bch_trans_commit(t, &err);
+
+	if (ret) {
+		fsck_fix_failed(s, p, printbuf_str(&err));
+		if (!bch_fs_rw(t->c))
+			s->read_only = true;
+	}
+	printbuf_exit(&err);
+	return ret;
+}
 
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv)

@@ -20,6 +20,16 @@ typedef void (*fsck_progress_fn)(void *priv, const char *msg);
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv);
 
+struct btree_trans;
+enum bch_problem;
+/*
+ * Commit the repair of problem @p in @t (which is emptied). On failure the
+ * problem counts as not fixed and the reason is reported; the engine is
+ * then read-only, so every later fix is refused too. Returns the commit's
+ * result.
+ */
+int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t);
+
 struct printbuf;
 /* Report each line @msgs (what bch_fs_open() said) as a problem; empties @msgs. */
 void bch_fsck_report_open(struct fsck_state *s, struct printbuf *msgs);

@@ -32,7 +32,7 @@ static bool decide(struct fsck_state *s, enum bch_problem p, const char *msg)
 {
 	unsigned flags = bch_problems[p].flags;
 
-	if (!(flags & PROB_FIXABLE) || s->cancelled)
+	if (!(flags & PROB_FIXABLE) || s->cancelled || s->read_only)
 		return false;
 
 	switch (s->mode) {
@@ -94,6 +94,8 @@ bool fsck_fix(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
 			what = " (not safe to fix automatically: run fsck -y)";
 		else if (s->mode == FSCK_REPORT)
 			what = " (run fsck to repair)";
+		else if (s->read_only && s->mode != FSCK_NO)
+			what = ", not fixing (the filesystem cannot be written)";
 		else
 			what = ", not fixing";
 		pr_str(&msg, what);
@@ -103,6 +105,21 @@ bool fsck_fix(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
 	}
 	printbuf_exit(&msg);
 	return fix;
+}
+
+void fsck_fix_failed(struct fsck_state *s, enum bch_problem p, const char *why)
+{
+	struct printbuf msg = PRINTBUF;
+
+	if (s->fixed[p]) {
+		s->fixed[p]--;
+		s->nr_fixed--;
+	}
+	s->nr_repair_failed++;
+	pr_buf(&msg, "repair of %s (id %u) failed: %s", bch_problems[p].name,
+	       bch_problems[p].id, why);
+	report(s, p, printbuf_str(&msg));
+	printbuf_exit(&msg);
 }
 
 unsigned long fsck_nr_left(const struct fsck_state *s)

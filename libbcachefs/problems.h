@@ -138,6 +138,9 @@ struct fsck_state {
 	unsigned long		fixed[PROB_NR];
 	unsigned long		nr_seen;
 	unsigned long		nr_fixed;
+	/* the filesystem cannot be written: nothing is fixed, whatever the mode */
+	bool			read_only;
+	unsigned long		nr_repair_failed;
 };
 
 void fsck_state_init(struct fsck_state *s, enum fsck_mode mode, const struct fsck_ops *ops);
@@ -150,6 +153,12 @@ void fsck_state_init(struct fsck_state *s, enum fsck_mode mode, const struct fsc
  */
 bool fsck_fix(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * The repair of a problem @p that fsck_fix() said to fix did not happen
+ * (its commit failed): it counts as left, with @why reported.
+ */
+void fsck_fix_failed(struct fsck_state *s, enum bch_problem p, const char *why);
 
 /* Problems found and not fixed. */
 unsigned long fsck_nr_left(const struct fsck_state *s);
