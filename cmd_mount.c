@@ -38,6 +38,10 @@ const char cmd_mount_usage[] =
 "                                          the only mode; rw is refused)\n"
 "                                degraded  allow missing member devices when\n"
 "                                          the replicas allow it\n"
+"                                direct_io no kernel cache of file data: every\n"
+"                                          read comes from the device (data\n"
+"                                          cached once; shared mmap of files\n"
+"                                          then fails). Default: kernel_cache\n"
 "                                others (allow_other, nosuid, nodev, noexec,\n"
 "                                debug, ...) are passed to FUSE\n"
 "  -f, --foreground            stay in the foreground (messages on stderr;\n"
@@ -87,11 +91,11 @@ int cmd_mount(int argc, char *argv[])
 	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct printbuf err = PRINTBUF, fsname = PRINTBUF, fuse_opts = PRINTBUF;
-	struct bch_fuse_opts bo = { 0 };
+	struct bch_fuse_opts bo = { .kernel_cache = true };
 	struct bch_fuse *bf = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
-	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint;
+	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
 	unsigned nr_devs = 0;
 	bool foreground = false;
 	int opt, ret, code = EXIT_FAIL;
@@ -111,6 +115,23 @@ int cmd_mount(int argc, char *argv[])
 				}
 				if (!strcmp(t, "degraded")) {
 					fo.degraded = true;
+					continue;
+				}
+				if (!strcmp(t, "kernel_cache") || !strcmp(t, "direct_io")) {
+					bo.kernel_cache = t[0] == 'k';
+					continue;
+				}
+				if (!strncmp(t, "max_read=", 9)) {
+					char *e;
+					unsigned long v = strtoul(t + 9, &e, 10);
+
+					if (*e || !v || v > UINT_MAX) {
+						fprintf(stderr, "bcachefs: -o %s: not a size in bytes\n", t);
+						free(o);
+						printbuf_exit(&fuse_opts);
+						return EXIT_USAGE;
+					}
+					bo.max_read = (unsigned)v;
 					continue;
 				}
 				if (!strcmp(t, "verbose")) {
@@ -149,6 +170,9 @@ int cmd_mount(int argc, char *argv[])
 		cmd_usage_error(cmd_mount_usage, "need DEVICE[:DEVICE...] and MOUNTPOINT");
 	devlist = xstrdup(argv[optind]);
 	mountpoint = argv[optind + 1];
+	/* absolute: the daemon changes to "/" and unmounts by this name */
+	if (realpath(mountpoint, mnt_real))
+		mountpoint = mnt_real;
 
 	/* the devices; the mount's source names them by real path, joined by ':' */
 	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
@@ -200,6 +224,18 @@ int cmd_mount(int argc, char *argv[])
 	add_arg(&args, "bcachefs");
 	add_arg(&args, "-o");
 	add_arg(&args, "ro,default_permissions,subtype=bcachefs");
+	/*
+	 * Reads of at most 512 KiB by default: a spliced reply (fuse.c)
+	 * must fit in a pipe, at most 1 MiB for unprivileged users. libfuse
+	 * wants the same in the mount option and from init (fuse.c).
+	 */
+	if (!bo.max_read)
+		bo.max_read = 512 << 10;
+	printbuf_reset(&err);
+	pr_buf(&err, "max_read=%u", bo.max_read);
+	add_arg(&args, "-o");
+	add_arg(&args, printbuf_str(&err));
+	printbuf_reset(&err);
 	printbuf_reset(&err);
 	pr_str(&err, "fsname=");
 	pr_opt_escaped(&err, printbuf_str(&fsname));

@@ -394,130 +394,33 @@ static int read_key_sectors(struct bch_file *f, const struct bkey_ref *k,
 		*partial = true;
 		ret = 0;
 	}
+	if (ret)
+		pr_buf(err, "inode %" PRIu64 ": read failed at offset %" PRIu64 "\n",
+		       f->inum, a << BCH_SECTOR_SHIFT);
 	return ret;
 }
 
-ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len,
-		      bool *partial, struct printbuf *err)
+/* Called with each key carrying data and the part [a, b) of it to read. */
+typedef int (*file_walk_fn)(struct bch_file *f, void *arg, const struct bkey_ref *k,
+			    uint64_t a, uint64_t b);
+
+/*
+ * The one walk over the file's keys for both kinds of read: @fn gets, in
+ * file order, every key over sectors [s_sec, e_sec) that does not read as
+ * a hole (bch_extent_reads_as_hole: gaps, reservations, discards and
+ * cached extents with no usable copy are skipped). The iterator is left
+ * on the last key when it reaches past @e_sec, for the next sequential
+ * read. Returns 0, what @fn returned when not 0, or an error.
+ */
+static int file_walk(struct bch_file *f, uint64_t s_sec, uint64_t e_sec,
+		     file_walk_fn fn, void *arg, bool *partial, struct printbuf *err)
 {
-	struct printbuf dummy = PRINTBUF;
-	uint64_t end, s_sec, e_sec;
 	unsigned long errs_before;
-	uint8_t *bounce = NULL;
-	size_t bounce_size = 0;
 	struct bkey_ref *k;
 	int ret;
 
-	if (!err)
-		err = &dummy;
-	if (offset >= f->size || !len)
-		return 0;
-	len = min_t(uint64_t, len, f->size - offset);
-	len = min_t(size_t, len, FILE_READ_MAX);
-	end = offset + len;
-	memset(buf, 0, len);
-
-	s_sec = offset >> BCH_SECTOR_SHIFT;
-	e_sec = DIV_ROUND_UP(end, BCH_SECTOR_SIZE);
 	file_seek(f, s_sec);
 	errs_before = f->iter.nr_errors;
-
-	while (1) {
-		uint64_t ks, a, b, ab, bb;
-
-		ret = file_peek(f, s_sec, &k);
-		if (ret) {
-			pr_buf(err, "inode %" PRIu64 ": reading extents: %s\n", f->inum,
-			       bch_err_str(ret));
-			file_iter_drop(f);
-			goto out;
-		}
-		if (!k)
-			break;
-		ks = k->k.p.offset - k->k.size;
-		if (ks >= e_sec)
-			break;
-		a = max_t(uint64_t, ks, s_sec);
-		b = min_t(uint64_t, k->k.p.offset, e_sec);
-
-		if (bch_extent_has_data(&k->k) || k->k.type == KEY_TYPE_ERROR) {
-			ab = a << BCH_SECTOR_SHIFT;
-			bb = b << BCH_SECTOR_SHIFT;
-			if (ab >= offset && bb <= end) {
-				ret = read_key_sectors(f, k, a, b, (uint8_t *)buf + (ab - offset),
-						       partial, err);
-			} else {
-				/* a partial first or last sector */
-				size_t need = (size_t)(bb - ab);
-				uint64_t from = max_t(uint64_t, ab, offset);
-				uint64_t to = min_t(uint64_t, bb, end);
-
-				if (need > bounce_size) {
-					free(bounce);
-					bounce = xmalloc(need);
-					bounce_size = need;
-				}
-				ret = read_key_sectors(f, k, a, b, bounce, partial, err);
-				if (!ret)
-					memcpy((uint8_t *)buf + (from - offset),
-					       bounce + (from - ab), (size_t)(to - from));
-			}
-			if (ret) {
-				pr_buf(err, "inode %" PRIu64 ": read failed at offset %" PRIu64 "\n",
-				       f->inum, max_t(uint64_t, ab, offset));
-				goto out;
-			}
-		}
-		if (k->k.p.offset > e_sec)
-			break;
-		file_advance(f, k);
-	}
-	ret = file_check_iter(f, errs_before, partial, err);
-out:
-	free(bounce);
-	printbuf_exit(&dummy);
-	return ret ? ret : (ssize_t)len;
-}
-
-int bch_file_read_data(struct bch_file *f, uint64_t offset, size_t max_chunk,
-		       bch_file_data_fn fn, void *arg, bool *partial,
-		       struct printbuf *err)
-{
-	struct printbuf dummy = PRINTBUF;
-	uint64_t s_sec, e_sec, run_start = 0, run_end = 0, max_sectors;
-	unsigned long errs_before;
-	uint8_t *chunk;
-	struct bkey_ref *k;
-	int ret = 0;
-
-	if (!err)
-		err = &dummy;
-	if (offset >= f->size)
-		return 0;
-	max_chunk = max_t(size_t, max_chunk, BCH_SECTOR_SIZE);
-	max_chunk = min_t(size_t, max_chunk, FILE_READ_MAX);
-	max_sectors = max_chunk >> BCH_SECTOR_SHIFT;
-	chunk = xmalloc(max_sectors << BCH_SECTOR_SHIFT);
-
-	s_sec = offset >> BCH_SECTOR_SHIFT;
-	e_sec = DIV_ROUND_UP(f->size, BCH_SECTOR_SIZE);
-	file_seek(f, s_sec);
-	errs_before = f->iter.nr_errors;
-
-#define FLUSH_RUN()								\
-	do {									\
-		if (run_end > run_start) {					\
-			uint64_t ob = run_start << BCH_SECTOR_SHIFT;		\
-			uint64_t oe = min_t(uint64_t, run_end << BCH_SECTOR_SHIFT, f->size); \
-			uint64_t skip = offset > ob ? offset - ob : 0;		\
-			if (oe > ob + skip) {					\
-				ret = fn(arg, ob + skip, chunk + skip, (size_t)(oe - ob - skip)); \
-				if (ret)					\
-					goto out;				\
-			}							\
-		}								\
-		run_start = run_end = 0;					\
-	} while (0)
 
 	while (1) {
 		uint64_t ks, a, b;
@@ -527,7 +430,7 @@ int bch_file_read_data(struct bch_file *f, uint64_t offset, size_t max_chunk,
 			pr_buf(err, "inode %" PRIu64 ": reading extents: %s\n", f->inum,
 			       bch_err_str(ret));
 			file_iter_drop(f);
-			goto out;
+			return ret;
 		}
 		if (!k)
 			break;
@@ -538,36 +441,241 @@ int bch_file_read_data(struct bch_file *f, uint64_t offset, size_t max_chunk,
 		b = min_t(uint64_t, k->k.p.offset, e_sec);
 
 		if (!bch_extent_reads_as_hole(f->c, k)) {
-			while (a < b) {
-				uint64_t n;
-
-				if (run_end != a || run_end - run_start >= max_sectors)
-					FLUSH_RUN();
-				if (run_end == run_start)
-					run_start = run_end = a;
-				n = min_t(uint64_t, b - a, max_sectors - (run_end - run_start));
-				ret = read_key_sectors(f, k, a, a + n,
-						       chunk + ((run_end - run_start) << BCH_SECTOR_SHIFT),
-						       partial, err);
-				if (ret) {
-					pr_buf(err, "inode %" PRIu64 ": read failed at offset %" PRIu64 "\n",
-					       f->inum, a << BCH_SECTOR_SHIFT);
-					goto out;
-				}
-				run_end += n;
-				a += n;
-			}
+			ret = fn(f, arg, k, a, b);
+			if (ret)
+				return ret;
 		}
 		s_sec = b;
 		if (k->k.p.offset > e_sec)
 			break;
 		file_advance(f, k);
 	}
-	FLUSH_RUN();
-	ret = file_check_iter(f, errs_before, partial, err);
-#undef FLUSH_RUN
-out:
-	free(chunk);
+	return file_check_iter(f, errs_before, partial, err);
+}
+
+/* bch_file_read: bytes [offset, end) into buf; done = filled up to here */
+struct file_read_buf {
+	uint64_t	offset, end, done;
+	uint8_t		*buf;
+	bool		*partial;
+	struct printbuf	*err;
+};
+
+static int file_read_key(struct bch_file *f, void *arg, const struct bkey_ref *k,
+			 uint64_t a, uint64_t b)
+{
+	struct file_read_buf *r = arg;
+	uint64_t first = max_t(uint64_t, a << BCH_SECTOR_SHIFT, r->offset);
+	int ret = 0;
+
+	if (first > r->done)		/* a hole before this key */
+		memset(r->buf + (r->done - r->offset), 0, (size_t)(first - r->done));
+
+	while (a < b && !ret) {
+		uint64_t ab = a << BCH_SECTOR_SHIFT;
+
+		if (ab < r->offset || ab + BCH_SECTOR_SIZE > r->end) {
+			/* a first or last sector wanted only in part */
+			uint8_t sector[BCH_SECTOR_SIZE];
+			uint64_t from = max_t(uint64_t, ab, r->offset);
+			uint64_t to = min_t(uint64_t, ab + BCH_SECTOR_SIZE, r->end);
+
+			ret = read_key_sectors(f, k, a, a + 1, sector, r->partial, r->err);
+			if (!ret)
+				memcpy(r->buf + (from - r->offset), sector + (from - ab),
+				       (size_t)(to - from));
+			a++;
+		} else {
+			/* whole sectors straight into the caller's buffer */
+			uint64_t n = min_t(uint64_t, b, r->end >> BCH_SECTOR_SHIFT) - a;
+
+			ret = read_key_sectors(f, k, a, a + n, r->buf + (ab - r->offset),
+					       r->partial, r->err);
+			a += n;
+		}
+	}
+	r->done = min_t(uint64_t, b << BCH_SECTOR_SHIFT, r->end);
+	return ret;
+}
+
+/* bch_file_read_segs: the reply as pieces, in buf or on a device */
+struct file_read_segs {
+	struct file_read_buf		rd;
+	const struct bch_read_maps	*maps;
+	struct bch_file_segs		*segs;
+};
+
+static void seg_add(struct bch_file_segs *segs, bool in_buf, unsigned dev,
+		    uint64_t dev_offset, uint64_t len)
+{
+	struct bch_file_seg *l = segs->nr ? &segs->v[segs->nr - 1] : NULL;
+
+	if (!len)
+		return;
+	/* one piece for what follows on in the buffer or on the device */
+	if (l && l->in_buf == in_buf &&
+	    (in_buf || (l->dev == dev && l->dev_offset + l->len == dev_offset))) {
+		l->len += len;
+		return;
+	}
+	if (segs->nr == segs->size) {
+		segs->size = segs->size ? segs->size * 2 : 16;
+		segs->v = xrealloc(segs->v, segs->size * sizeof(*segs->v));
+	}
+	segs->v[segs->nr++] = (struct bch_file_seg) {
+		.in_buf = in_buf, .dev = dev, .dev_offset = dev_offset, .len = len,
+	};
+}
+
+static int file_segs_key(struct bch_file *f, void *arg, const struct bkey_ref *k,
+			 uint64_t a, uint64_t b)
+{
+	struct file_read_segs *r = arg;
+	uint64_t ks = k->k.p.offset - k->k.size;
+	uint64_t from = max_t(uint64_t, a << BCH_SECTOR_SHIFT, r->rd.offset);
+	uint64_t to = min_t(uint64_t, b << BCH_SECTOR_SHIFT, r->rd.end);
+	uint64_t done = r->rd.done;
+	struct bch_read_loc loc;
+	int ret;
+
+	if (r->maps && bch_read_extent_locate(f->c, k, a - ks, (unsigned)(b - a), r->maps,
+					      &f->rc, &loc) > 0) {
+		if (from > done)	/* a hole before */
+			memset(r->rd.buf + (done - r->rd.offset), 0, (size_t)(from - done));
+		seg_add(r->segs, true, 0, 0, from - done);
+		seg_add(r->segs, false, loc.dev,
+			(loc.sector << BCH_SECTOR_SHIFT) + (from - (a << BCH_SECTOR_SHIFT)),
+			to - from);
+		r->rd.done = to;
+		return 0;
+	}
+	ret = file_read_key(f, &r->rd, k, a, b);
+	seg_add(r->segs, true, 0, 0, r->rd.done - done);
+	return ret;
+}
+
+static ssize_t file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len,
+			 const struct bch_read_maps *maps, struct bch_file_segs *segs,
+			 bool *partial, struct printbuf *err)
+{
+	struct printbuf dummy = PRINTBUF;
+	struct file_read_segs r = {
+		.rd = { .buf = buf, .partial = partial, .err = err ?: &dummy },
+		.maps = maps,
+		.segs = segs,
+	};
+	int ret;
+
+	if (segs)
+		segs->nr = 0;
+	if (offset >= f->size || !len)
+		return 0;
+	len = min_t(uint64_t, len, f->size - offset);
+	len = min_t(size_t, len, FILE_READ_MAX);
+	r.rd.offset = r.rd.done = offset;
+	r.rd.end = offset + len;
+
+	ret = file_walk(f, offset >> BCH_SECTOR_SHIFT, DIV_ROUND_UP(r.rd.end, BCH_SECTOR_SIZE),
+			segs ? file_segs_key : file_read_key, segs ? (void *)&r : (void *)&r.rd,
+			partial, r.rd.err);
+	if (!ret && r.rd.end > r.rd.done) {	/* a hole at the end */
+		memset(r.rd.buf + (r.rd.done - offset), 0, (size_t)(r.rd.end - r.rd.done));
+		if (segs)
+			seg_add(segs, true, 0, 0, r.rd.end - r.rd.done);
+	}
+	printbuf_exit(&dummy);
+	return ret ? ret : (ssize_t)len;
+}
+
+ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len,
+		      bool *partial, struct printbuf *err)
+{
+	return file_read(f, offset, buf, len, NULL, NULL, partial, err);
+}
+
+ssize_t bch_file_read_segs(struct bch_file *f, uint64_t offset, void *buf, size_t len,
+			   const struct bch_read_maps *maps, struct bch_file_segs *segs,
+			   struct printbuf *err)
+{
+	return file_read(f, offset, buf, len, maps, segs, NULL, err);
+}
+
+/* bch_file_read_data: runs of adjacent data gathered in chunk */
+struct file_data_runs {
+	uint64_t	offset;		/* first byte wanted */
+	uint8_t		*chunk;
+	uint64_t	max_sectors;	/* of chunk */
+	uint64_t	run_start, run_end;	/* sectors in chunk */
+	bch_file_data_fn fn;
+	void		*arg;
+	bool		*partial;
+	struct printbuf	*err;
+};
+
+static int file_data_flush(struct bch_file *f, struct file_data_runs *r)
+{
+	uint64_t ob = r->run_start << BCH_SECTOR_SHIFT;
+	uint64_t oe = min_t(uint64_t, r->run_end << BCH_SECTOR_SHIFT, f->size);
+	uint64_t skip = r->offset > ob ? r->offset - ob : 0;
+	bool had = r->run_end > r->run_start;
+
+	r->run_start = r->run_end = 0;
+	if (!had || oe <= ob + skip)
+		return 0;
+	return r->fn(r->arg, ob + skip, r->chunk + skip, (size_t)(oe - ob - skip));
+}
+
+static int file_data_key(struct bch_file *f, void *arg, const struct bkey_ref *k,
+			 uint64_t a, uint64_t b)
+{
+	struct file_data_runs *r = arg;
+	int ret;
+
+	while (a < b) {
+		uint64_t n;
+
+		if (r->run_end != a || r->run_end - r->run_start >= r->max_sectors) {
+			ret = file_data_flush(f, r);
+			if (ret)
+				return ret;
+		}
+		if (r->run_end == r->run_start)
+			r->run_start = r->run_end = a;
+		n = min_t(uint64_t, b - a, r->max_sectors - (r->run_end - r->run_start));
+		ret = read_key_sectors(f, k, a, a + n,
+				       r->chunk + ((r->run_end - r->run_start) << BCH_SECTOR_SHIFT),
+				       r->partial, r->err);
+		if (ret)
+			return ret;
+		r->run_end += n;
+		a += n;
+	}
+	return 0;
+}
+
+int bch_file_read_data(struct bch_file *f, uint64_t offset, size_t max_chunk,
+		       bch_file_data_fn fn, void *arg, bool *partial,
+		       struct printbuf *err)
+{
+	struct printbuf dummy = PRINTBUF;
+	struct file_data_runs r = {
+		.offset = offset, .fn = fn, .arg = arg,
+		.partial = partial, .err = err ?: &dummy,
+	};
+	int ret;
+
+	if (offset >= f->size)
+		return 0;
+	max_chunk = max_t(size_t, max_chunk, BCH_SECTOR_SIZE);
+	max_chunk = min_t(size_t, max_chunk, FILE_READ_MAX);
+	r.max_sectors = max_chunk >> BCH_SECTOR_SHIFT;
+	r.chunk = xmalloc(r.max_sectors << BCH_SECTOR_SHIFT);
+
+	ret = file_walk(f, offset >> BCH_SECTOR_SHIFT, DIV_ROUND_UP(f->size, BCH_SECTOR_SIZE),
+			file_data_key, &r, partial, r.err);
+	if (!ret)
+		ret = file_data_flush(f, &r);
+	free(r.chunk);
 	printbuf_exit(&dummy);
 	return ret;
 }

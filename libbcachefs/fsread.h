@@ -147,6 +147,31 @@ ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len
 		      bool *partial, struct printbuf *err);
 
 /*
+ * A read for a zero-copy reply (FUSE splice): like bch_file_read(), but
+ * data stored as is on a device (bch_read_extent_locate(): not
+ * compressed, not encrypted, checksum verified over @maps) is not copied
+ * into @buf; *@segs describes the result in file order: pieces in @buf
+ * (at file offset - @offset, as bch_file_read() would put them; holes and
+ * encoded data) and pieces on a device (byte offset, length). Adjacent
+ * pieces are merged. @segs->v is grown as needed (free() it).
+ */
+struct bch_file_seg {
+	bool		in_buf;
+	unsigned	dev;		/* !in_buf: member device */
+	uint64_t	dev_offset;	/* !in_buf: bytes */
+	uint64_t	len;		/* bytes */
+};
+
+struct bch_file_segs {
+	struct bch_file_seg	*v;
+	size_t			nr, size;
+};
+
+ssize_t bch_file_read_segs(struct bch_file *f, uint64_t offset, void *buf, size_t len,
+			   const struct bch_read_maps *maps, struct bch_file_segs *segs,
+			   struct printbuf *err);
+
+/*
  * The data of the file from byte @offset to i_size, skipping holes: @fn
  * gets each run of data (adjacent keys that carry data: extents and cached
  * extents) in pieces of at most @max_chunk bytes, in file order. Gaps

@@ -7,10 +7,12 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "checksum.h"
 #include "compress.h"
 #include "crypto.h"
+#include "dev.h"
 #include "errcode.h"
 #include "extents.h"
 #include "format.h"
@@ -119,32 +121,29 @@ static const char *crc_check(const struct bkey_h *k, const struct bch_extent_crc
 }
 
 /*
- * Read and decode the whole stored region of pointer @p into rc->data.
- * Returns 0, or an error with a description in @err.
+ * Read the whole stored region of pointer @p into @dst (compressed_size
+ * sectors), verify its checksum or MAC, and decrypt it in place. Returns
+ * 0, or an error with a description in @err (@dst then holds data that
+ * must not be used).
  */
-static int read_encoded(struct bch_fs *c, const struct bkey_h *k,
-			const struct extent_ptr_decoded *p, uint64_t sector_in_key,
-			struct bch_read_cache *rc, struct printbuf *err)
+static int read_verified(struct bch_fs *c, const struct bkey_h *k,
+			 const struct extent_ptr_decoded *p, uint64_t sector_in_key,
+			 void *dst, struct printbuf *err)
 {
 	const struct bch_extent_crc_unpacked *crc = &p->crc;
 	size_t stored = (size_t)crc->compressed_size << BCH_SECTOR_SHIFT;
-	size_t decoded = (size_t)crc->uncompressed_size << BCH_SECTOR_SHIFT;
 	struct bch_csum_val want = { crc->csum_lo, crc->csum_hi }, got;
 	struct bch_nonce nonce;
 	bool encrypted = bch_csum_type_is_encryption(crc->csum_type);
 	int ret;
 
-	rc->valid = false;
 	if (encrypted && !c->have_key) {
 		pr_where(err, k, sector_in_key);
 		pr_str(err, ": data is encrypted and the key is not loaded\n");
 		return -BCH_ERR_no_key;
 	}
-	if (grow(&rc->buf, &rc->buf_size, stored) ||
-	    grow(&rc->data, &rc->data_bytes, decoded))
-		return -ENOMEM;
 
-	ret = bch_dev_read(c, p->ptr.dev, rc->buf, stored, p->ptr.offset);
+	ret = bch_dev_read(c, p->ptr.dev, dst, stored, p->ptr.offset);
 	if (ret) {
 		pr_where(err, k, sector_in_key);
 		pr_buf(err, ": read error on device %u sector %" PRIu64 " (%u sectors): %s\n",
@@ -157,7 +156,7 @@ static int read_encoded(struct bch_fs *c, const struct bkey_h *k,
 				 crc->uncompressed_size, crc->nonce);
 	if (crc->csum_type) {
 		ret = bch_checksum(crc->csum_type, nonce, encrypted ? &c->key : NULL,
-				   rc->buf, stored, &got);
+				   dst, stored, &got);
 		if (ret)
 			return ret;
 		if (!bch_csum_eq(want, got)) {
@@ -171,7 +170,28 @@ static int read_encoded(struct bch_fs *c, const struct bkey_h *k,
 	}
 
 	/* verified: only now may the data be decrypted */
-	ret = bch_encrypt(crc->csum_type, &c->key, nonce, rc->buf, stored);
+	return bch_encrypt(crc->csum_type, &c->key, nonce, dst, stored);
+}
+
+/*
+ * Read and decode the whole stored region of pointer @p into rc->data.
+ * Returns 0, or an error with a description in @err.
+ */
+static int read_encoded(struct bch_fs *c, const struct bkey_h *k,
+			const struct extent_ptr_decoded *p, uint64_t sector_in_key,
+			struct bch_read_cache *rc, struct printbuf *err)
+{
+	const struct bch_extent_crc_unpacked *crc = &p->crc;
+	size_t stored = (size_t)crc->compressed_size << BCH_SECTOR_SHIFT;
+	size_t decoded = (size_t)crc->uncompressed_size << BCH_SECTOR_SHIFT;
+	int ret;
+
+	rc->valid = false;
+	if (grow(&rc->buf, &rc->buf_size, stored) ||
+	    grow(&rc->data, &rc->data_bytes, decoded))
+		return -ENOMEM;
+
+	ret = read_verified(c, k, p, sector_in_key, rc->buf, err);
 	if (ret)
 		return ret;
 
@@ -243,6 +263,12 @@ static int read_ptr(struct bch_fs *c, const struct bkey_h *k,
 
 	if (cache_match(rc, k, p)) {
 		rc->nr_hits++;
+	} else if (!crc->compression_type && !start && nr == crc->compressed_size) {
+		/*
+		 * The whole of an uncompressed region: verified (and
+		 * decrypted) in the caller's buffer, without the copy.
+		 */
+		return read_verified(c, k, p, sector_in_key, buf, err);
 	} else {
 		ret = read_encoded(c, k, p, sector_in_key, rc, err);
 		if (ret)
@@ -270,6 +296,33 @@ bool bch_extent_reads_as_hole(struct bch_fs *c, const struct bkey_ref *k)
 	return true;
 }
 
+/* The usable copies of @k in the order to try them: dirty first, then cached. */
+static unsigned order_copies(struct bch_fs *c, const struct bkey_ref *k,
+			     const struct extent_ptr_decoded *ptrs, unsigned n,
+			     struct extent_ptr_decoded *order,
+			     unsigned *nr_missing, unsigned *nr_stale)
+{
+	unsigned nr_order = 0, i, pass;
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < n; i++) {
+			bool cached = ptrs[i].ptr.cached || k->k.type == BCH_EXTENT_CACHED;
+
+			if (cached != (pass == 1))
+				continue;
+			if (!ptr_dev_present(c, ptrs[i].ptr.dev)) {
+				(*nr_missing)++;
+				continue;
+			}
+			if (ptr_stale(c, &ptrs[i].ptr)) {
+				(*nr_stale)++;
+				continue;
+			}
+			order[nr_order++] = ptrs[i];
+		}
+	return nr_order;
+}
+
 int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 		    uint64_t sector_in_key, unsigned nr, void *buf,
 		    struct bch_read_cache *rc, struct printbuf *err)
@@ -279,7 +332,7 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 	struct extent_ptr_iter it;
 	struct printbuf dummy = PRINTBUF;
 	size_t bytes = (size_t)nr << BCH_SECTOR_SHIFT;
-	unsigned n = 0, nr_order = 0, nr_missing = 0, nr_stale = 0, i, pass;
+	unsigned n = 0, nr_order = 0, nr_missing = 0, nr_stale = 0, i;
 	int ret = 0, r;
 
 	if (!err)
@@ -322,23 +375,7 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 		goto out;
 	}
 
-	/* usable copies: dirty first, then cached */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n; i++) {
-			bool cached = ptrs[i].ptr.cached || k->k.type == BCH_EXTENT_CACHED;
-
-			if (cached != (pass == 1))
-				continue;
-			if (!ptr_dev_present(c, ptrs[i].ptr.dev)) {
-				nr_missing++;
-				continue;
-			}
-			if (ptr_stale(c, &ptrs[i].ptr)) {
-				nr_stale++;
-				continue;
-			}
-			order[nr_order++] = ptrs[i];
-		}
+	nr_order = order_copies(c, k, ptrs, n, order, &nr_missing, &nr_stale);
 
 	if (!nr_order) {
 		memset(buf, 0, bytes);
@@ -368,4 +405,119 @@ out:
 	bch_read_cache_exit(&local);
 	printbuf_exit(&dummy);
 	return ret;
+}
+
+/* ---- reads served in place (splice) ---- */
+
+void bch_read_maps_init(struct bch_fs *c, struct bch_read_maps *m)
+{
+	unsigned i;
+
+	memset(m, 0, sizeof(*m));
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		struct bch_member_dev *ca = c->devs[i];
+		void *p;
+
+		if (!ca || !ca->io || !ca->io->size || ca->io->size > SIZE_MAX)
+			continue;
+		p = mmap(NULL, (size_t)ca->io->size, PROT_READ, MAP_SHARED, ca->io->fd, 0);
+		if (p == MAP_FAILED)
+			continue;
+		m->base[i] = p;
+		m->size[i] = ca->io->size;
+	}
+}
+
+void bch_read_maps_exit(struct bch_read_maps *m)
+{
+	unsigned i;
+
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
+		if (m->base[i])
+			munmap((void *)m->base[i], (size_t)m->size[i]);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool verified_match(const struct bch_read_verified *v, const struct bkey_h *k,
+			   const struct extent_ptr_decoded *p)
+{
+	return v->valid && v->dev == p->ptr.dev && v->ptr_offset == p->ptr.offset &&
+		v->version_lo == k->version_lo && v->version_hi == k->version_hi &&
+		v->csum_type == p->crc.csum_type && v->size == p->crc.compressed_size &&
+		v->csum_lo == p->crc.csum_lo && v->csum_hi == p->crc.csum_hi;
+}
+
+int bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
+			   uint64_t sector_in_key, unsigned nr,
+			   const struct bch_read_maps *maps, struct bch_read_cache *rc,
+			   struct bch_read_loc *loc)
+{
+	struct extent_ptr_decoded ptrs[READ_MAX_PTRS], order[READ_MAX_PTRS], *p;
+	const struct bch_extent_crc_unpacked *crc;
+	struct extent_ptr_iter it;
+	unsigned n = 0, nr_missing = 0, nr_stale = 0, i;
+	uint64_t first, stored_bytes;
+	int r;
+
+	if ((k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED) || !nr ||
+	    sector_in_key > k->k.size || nr > k->k.size - sector_in_key)
+		return 0;
+	extent_ptr_iter_init(&it, k);
+	while (n < READ_MAX_PTRS && (r = extent_ptr_iter_next(&it, &ptrs[n])) > 0)
+		n++;
+	if (n < READ_MAX_PTRS && r < 0)
+		return 0;
+	if (!order_copies(c, k, ptrs, n, order, &nr_missing, &nr_stale))
+		return 0;
+
+	/* the copy bch_read_extent() would try first, if stored as is */
+	p = &order[0];
+	crc = &p->crc;
+	if (crc_check(&k->k, crc) || crc->compression_type ||
+	    bch_csum_type_is_encryption(crc->csum_type))
+		return 0;
+	first = p->ptr.offset + crc->offset + sector_in_key;
+	stored_bytes = (uint64_t)(crc->csum_type ? crc->compressed_size
+				  : crc->offset + sector_in_key + nr) << BCH_SECTOR_SHIFT;
+	if (p->ptr.offset > (UINT64_MAX >> BCH_SECTOR_SHIFT) - crc->compressed_size ||
+	    (p->ptr.offset << BCH_SECTOR_SHIFT) + stored_bytes > c->devs[p->ptr.dev]->io->size)
+		return 0;
+
+	if (crc->csum_type) {
+		struct bch_csum_val want = { crc->csum_lo, crc->csum_hi }, got;
+		struct bch_read_verified *v = NULL;
+		const uint8_t *base = maps ? maps->base[p->ptr.dev] : NULL;
+
+		for (i = 0; i < ARRAY_SIZE(rc->verified); i++)
+			if (verified_match(&rc->verified[i], &k->k, p)) {
+				v = &rc->verified[i];
+				break;
+			}
+		if (!v) {
+			if (!base || (p->ptr.offset << BCH_SECTOR_SHIFT) + stored_bytes >
+			    maps->size[p->ptr.dev])
+				return 0;
+			if (bch_checksum(crc->csum_type,
+					 bch_nonce_extent(k->k.version_lo, k->k.version_hi,
+							  crc->compression_type,
+							  crc->uncompressed_size, crc->nonce),
+					 NULL, base + (p->ptr.offset << BCH_SECTOR_SHIFT),
+					 (size_t)stored_bytes, &got) ||
+			    !bch_csum_eq(want, got))
+				return 0;	/* bch_read_extent() retries and reports */
+			v = &rc->verified[rc->verified_next++ % ARRAY_SIZE(rc->verified)];
+			v->valid	= true;
+			v->dev		= p->ptr.dev;
+			v->ptr_offset	= p->ptr.offset;
+			v->version_lo	= k->k.version_lo;
+			v->version_hi	= k->k.version_hi;
+			v->csum_type	= crc->csum_type;
+			v->size		= crc->compressed_size;
+			v->csum_lo	= crc->csum_lo;
+			v->csum_hi	= crc->csum_hi;
+		}
+	}
+	loc->dev	= p->ptr.dev;
+	loc->sector	= first;
+	return 1;
 }

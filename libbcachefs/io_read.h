@@ -47,6 +47,18 @@ struct printbuf;
 /* Largest encoded extent (crc128 sizes, 4 MiB). */
 #define BCH_READ_ENCODED_MAX_SECTORS	8192U
 
+/* A stored region whose checksum was verified in place (bch_read_extent_locate). */
+struct bch_read_verified {
+	bool		valid;
+	uint8_t		dev;
+	uint8_t		csum_type;
+	uint32_t	size;		/* compressed_size, sectors */
+	uint64_t	ptr_offset;
+	uint64_t	version_lo;
+	uint32_t	version_hi;
+	uint64_t	csum_lo, csum_hi;
+};
+
 /*
  * The decoded (decrypted, decompressed) data of the last encoded extent
  * read, so that sequential reads of one extent in small pieces decode it
@@ -68,6 +80,11 @@ struct bch_read_cache {
 	/* scratch for the stored region */
 	void		*buf;
 	size_t		buf_size;
+
+	/* the last regions verified in place, so that a region read in
+	 * several pieces is verified once */
+	struct bch_read_verified verified[4];
+	unsigned	verified_next;
 
 	/* statistics, for tests and -v */
 	unsigned long	nr_decoded;	/* extents read from disk and decoded */
@@ -91,6 +108,42 @@ void bch_read_cache_exit(struct bch_read_cache *rc);
 int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 		    uint64_t sector_in_key, unsigned nr, void *buf,
 		    struct bch_read_cache *rc, struct printbuf *err);
+
+/*
+ * Reads served in place: instead of copying data that is stored as is
+ * (no compression, no encryption) the caller passes its place on the
+ * device on (e.g. splices it from the device's file descriptor). The
+ * checksum of such data is verified first, over a read-only memory
+ * mapping of the device.
+ */
+struct bch_read_maps {
+	const uint8_t	*base[BCH_SB_MEMBERS_MAX];	/* NULL: not mapped */
+	uint64_t	size[BCH_SB_MEMBERS_MAX];
+};
+
+/* Map every present member device (those that cannot be mapped are left out). */
+void bch_read_maps_init(struct bch_fs *c, struct bch_read_maps *m);
+void bch_read_maps_exit(struct bch_read_maps *m);
+
+struct bch_read_loc {
+	unsigned	dev;
+	uint64_t	sector;		/* of sector_in_key on dev */
+};
+
+/*
+ * Where sectors [@sector_in_key, + @nr) of extent @k can be read as they
+ * are: the copy bch_read_extent() would try first, when it is stored as
+ * is and its checksum (if any) verifies over @maps (or verified before,
+ * remembered in @rc). Returns 1 with *@loc, or 0: read the data with
+ * bch_read_extent() instead (encoded data, no mapping, a copy that does
+ * not verify: bch_read_extent() then tries the others and reports).
+ * The data is verified when this returns; that it is still the same when
+ * the caller reads it relies on the device not being written meanwhile.
+ */
+int bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
+			   uint64_t sector_in_key, unsigned nr,
+			   const struct bch_read_maps *maps, struct bch_read_cache *rc,
+			   struct bch_read_loc *loc);
 
 /* Does @k carry data to read (types 128/129), as opposed to zeroes? */
 static inline bool bch_extent_has_data(const struct bkey_h *k)

@@ -30,11 +30,13 @@
 #include <sys/sysmacros.h>
 
 #include "btree.h"
+#include "dev.h"
 #include "errcode.h"
 #include "format.h"
 #include "fs.h"
 #include "fsread.h"
 #include "inode.h"
+#include "io_read.h"
 #include "util.h"
 
 #define BCH_FUSE_DEFAULT_TIMEOUT	86400.0
@@ -47,6 +49,15 @@ struct bch_fuse {
 	/* directory inum -> parent inum, from lookups (0 = empty slot) */
 	uint64_t		*parent_keys, *parent_vals;
 	size_t			parent_nr, parent_size;
+
+	/* reads: the devices mapped for verifying in place, and the
+	 * buffer and pieces of the reply (one request at a time) */
+	struct bch_read_maps	maps;
+	void			*rbuf;
+	size_t			rbuf_size;
+	struct bch_file_segs	segs;
+	struct fuse_bufvec	*bufv;
+	size_t			bufv_nr;
 
 	bool			statfs_done;
 	uint64_t		statfs_used_sectors;
@@ -213,6 +224,10 @@ static uint64_t parent_get(const struct bch_fuse *bf, uint64_t dir)
 
 static void bf_init(void *userdata, struct fuse_conn_info *conn)
 {
+	struct bch_fuse *bf = userdata;
+
+	if (bf->opts.max_read)
+		conn->max_read = bf->opts.max_read;
 	/* the kernel checks permissions and ACLs (getxattr gives it the ACLs) */
 	if (conn->capable & FUSE_CAP_POSIX_ACL)
 		conn->want |= FUSE_CAP_POSIX_ACL;
@@ -220,6 +235,9 @@ static void bf_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 #endif
+	/* read replies spliced from the devices (bf_read) */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	/* nothing is ever written back */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
@@ -404,7 +422,10 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	f = xmalloc(sizeof(*f));
 	bch_file_open(bf->c, &inode, f);
 	fi->fh = (uint64_t)(uintptr_t)f;
-	fi->keep_cache = 1;	/* the data cannot change */
+	if (bf->opts.kernel_cache)
+		fi->keep_cache = 1;	/* the data cannot change */
+	else
+		fi->direct_io = 1;
 	if (fuse_reply_open(req, fi)) {
 		/* the open was interrupted: no release will come */
 		bch_file_close(f);
@@ -412,30 +433,65 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 }
 
+/*
+ * Data stored as is (checksum verified in place) goes to the kernel
+ * straight from the device file (splice: no copy through this process);
+ * holes and encoded data go from rbuf.
+ */
 static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct bch_fuse *bf = req_fs(req);
 	struct bch_file *f = (struct bch_file *)(uintptr_t)fi->fh;
 	struct printbuf err = PRINTBUF;
-	void *buf;
+	uint64_t pos;
 	ssize_t n;
+	size_t i;
 
 	if (!f || off < 0) {
 		fuse_reply_err(req, f ? EINVAL : EBADF);
 		return;
 	}
-	buf = xmalloc(size ? size : 1);
-	n = bch_file_read(f, (uint64_t)off, buf, size, NULL, &err);
+	if (size > bf->rbuf_size) {
+		free(bf->rbuf);
+		bf->rbuf = xmalloc(size);
+		bf->rbuf_size = size;
+	}
+	n = bch_file_read_segs(f, (uint64_t)off, bf->rbuf, size, &bf->maps, &bf->segs, &err);
 	if (n < 0) {
 		bf_log(bf, &err, "read of inode %" PRIu64 " at offset %lld (%zu bytes) failed: %s; returned %s",
 		       f->inum, (long long)off, size, bch_err_str((int)n),
 		       strerror(fuse_errno((int)n)));
 		fuse_reply_err(req, fuse_errno((int)n));
-	} else {
-		fuse_reply_buf(req, buf, (size_t)n);
+		goto out;
 	}
-	free(buf);
+	if (bf->segs.nr <= 1 && (!bf->segs.nr || bf->segs.v[0].in_buf)) {
+		fuse_reply_buf(req, bf->rbuf, (size_t)n);
+		goto out;
+	}
+	if (bf->segs.nr > bf->bufv_nr) {
+		free(bf->bufv);
+		bf->bufv = xmalloc(sizeof(*bf->bufv) + bf->segs.nr * sizeof(struct fuse_buf));
+		bf->bufv_nr = bf->segs.nr;
+	}
+	memset(bf->bufv, 0, sizeof(*bf->bufv) + bf->segs.nr * sizeof(struct fuse_buf));
+	bf->bufv->count = bf->segs.nr;
+	for (i = 0, pos = (uint64_t)off; i < bf->segs.nr; i++) {
+		const struct bch_file_seg *sg = &bf->segs.v[i];
+		struct fuse_buf *b = &bf->bufv->buf[i];
+
+		b->size = (size_t)sg->len;
+		if (sg->in_buf) {
+			b->mem = (uint8_t *)bf->rbuf + (pos - (uint64_t)off);
+		} else {
+			b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+			b->fd = bf->c->devs[sg->dev]->io->fd;
+			b->pos = (off_t)sg->dev_offset;
+		}
+		pos += sg->len;
+	}
+	fuse_reply_data(req, bf->bufv, 0);
+out:
 	printbuf_exit(&err);
 }
 
@@ -636,6 +692,7 @@ struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts
 	if (opts)
 		bf->opts = *opts;
 	bf->timeout = bf->opts.timeout > 0 ? bf->opts.timeout : BCH_FUSE_DEFAULT_TIMEOUT;
+	bch_read_maps_init(c, &bf->maps);
 	return bf;
 }
 
@@ -643,6 +700,10 @@ void bch_fuse_free(struct bch_fuse *bf)
 {
 	if (!bf)
 		return;
+	bch_read_maps_exit(&bf->maps);
+	free(bf->rbuf);
+	free(bf->segs.v);
+	free(bf->bufv);
 	free(bf->parent_keys);
 	free(bf->parent_vals);
 	free(bf);

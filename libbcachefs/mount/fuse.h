@@ -36,6 +36,18 @@ struct bch_fuse_opts {
 	/* attribute and name cache timeouts given to the kernel, seconds
 	 * (0 = the default: a day; the filesystem cannot change under us) */
 	double		timeout;
+	/*
+	 * false (-o direct_io): file data is not cached by the kernel (direct
+	 * I/O): every read comes here and is spliced from the device, whose
+	 * own page cache holds the data once. Shared mmap of files then
+	 * fails (ENODEV; private mappings, e.g. executables, work).
+	 * true (the default): the kernel caches file data (read twice: repeated reads do
+	 * not come here, but the data sits in memory twice; mmap works).
+	 */
+	bool		kernel_cache;
+	/* the max_read mount option given to fuse_session_new(), if any
+	 * (libfuse 3 wants init to ask for the same) */
+	unsigned	max_read;
 	/* one message per failed operation (no trailing newline); may be NULL */
 	void		(*log)(void *arg, const char *msg);
 	void		*log_arg;
