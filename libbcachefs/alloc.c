@@ -376,8 +376,9 @@ int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsi
 	return 0;
 }
 
-int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
-			 uint64_t **vals, size_t *nr)
+/* Alloc keys (fields 0: value `00 gen 00..`, 30 §5.3) of the buckets @want selects. */
+static void alloc_keys(struct bch_allocator *a, bool (*want)(struct bucket_h *),
+		       struct bkey_ref **keys, uint64_t **vals, size_t *nr)
 {
 	size_t n = 0, i = 0;
 	unsigned dev;
@@ -386,51 +387,7 @@ int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
 	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++)
 		if (a->devs[dev])
 			for (b = 0; b < a->devs[dev]->nbuckets; b++)
-				n += a->devs[dev]->b[b].gen_dirty;
-	*keys = xcalloc(n ?: 1, sizeof(**keys));
-	*vals = xcalloc(n ?: 1, sizeof(**vals));
-	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++) {
-		const struct bch_dev_alloc *d = a->devs[dev];
-
-		if (!d)
-			continue;
-		for (b = 0; b < d->nbuckets; b++) {
-			struct bkey_ref *k;
-
-			if (!d->b[b].gen_dirty)
-				continue;
-			k = &(*keys)[i];
-			/* fields 0, gen, zero padding (30 §5.3) */
-			(*vals)[i] = cpu_to_le64((uint64_t)d->b[b].gen << 8);
-			k->k.u64s = BKEY_U64S_UNPACKED + 1;
-			k->k.type = 128;
-			k->k.p = POS_H(dev, b);
-			k->v = &(*vals)[i];
-			k->v_bytes = 8;
-			i++;
-		}
-	}
-	*nr = n;
-	return 0;
-}
-
-static bool bucket_needs_key(const struct bucket_h *g)
-{
-	return g->has_key || g->gen || g->data_type == BCH_DATA_BTREE ||
-	       g->data_type == BCH_DATA_USER || g->data_type == BCH_DATA_CACHED;
-}
-
-int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
-		       uint64_t **vals, size_t *nr)
-{
-	size_t n = 0, i = 0;
-	unsigned dev;
-	uint64_t b;
-
-	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++)
-		if (a->devs[dev])
-			for (b = 0; b < a->devs[dev]->nbuckets; b++)
-				n += bucket_needs_key(&a->devs[dev]->b[b]);
+				n += want(&a->devs[dev]->b[b]);
 	*keys = xcalloc(n ?: 1, sizeof(**keys));
 	*vals = xcalloc(n ?: 1, sizeof(**vals));
 	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++) {
@@ -441,9 +398,8 @@ int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
 		for (b = 0; b < d->nbuckets; b++) {
 			struct bkey_ref *k;
 
-			if (!bucket_needs_key(&d->b[b]))
+			if (!want(&d->b[b]))
 				continue;
-			d->b[b].has_key = true;
 			k = &(*keys)[i];
 			(*vals)[i] = cpu_to_le64((uint64_t)d->b[b].gen << 8);
 			k->k.u64s = BKEY_U64S_UNPACKED + 1;
@@ -455,6 +411,33 @@ int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
 		}
 	}
 	*nr = n;
+}
+
+static bool bucket_gen_dirty(struct bucket_h *g)
+{
+	return g->gen_dirty;
+}
+
+int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
+			 uint64_t **vals, size_t *nr)
+{
+	alloc_keys((struct bch_allocator *)a, bucket_gen_dirty, keys, vals, nr);
+	return 0;
+}
+
+/* Had a key, has a gen, or holds btree, user or cached data: it keeps a key. */
+static bool bucket_needs_key(struct bucket_h *g)
+{
+	if (g->has_key || g->gen || g->data_type == BCH_DATA_BTREE ||
+	    g->data_type == BCH_DATA_USER || g->data_type == BCH_DATA_CACHED)
+		return g->has_key = true;
+	return false;
+}
+
+int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
+		       uint64_t **vals, size_t *nr)
+{
+	alloc_keys(a, bucket_needs_key, keys, vals, nr);
 	return 0;
 }
 

@@ -466,25 +466,9 @@ static unsigned journal_space(struct bch_fs *c)
 	return bch_journal_writer_buckets_free(&c->rw->jw);
 }
 
-static int journal_key_cmp(const struct journal_key *l, const struct journal_key *r)
-{
-	int c;
-
-	if (l->btree_id != r->btree_id)
-		return l->btree_id < r->btree_id ? -1 : 1;
-	if (l->level != r->level)
-		return l->level < r->level ? -1 : 1;
-	c = bpos_cmp(l->k.k.p, r->k.k.p);
-	if (c)
-		return c;
-	if (l->seq != r->seq)
-		return l->seq < r->seq ? -1 : 1;
-	return l->idx < r->idx ? -1 : l->idx > r->idx;
-}
-
 static int journal_key_qcmp(const void *l, const void *r)
 {
-	return journal_key_cmp(l, r);
+	return bch_journal_key_cmp(l, r);
 }
 
 /* Lay committed keys @u[0..nr) (journalled as @seq) over the btrees in memory. */
@@ -523,7 +507,7 @@ static void overlay_add(struct bch_fs *c, const struct trans_update *u, size_t n
 
 	merged = xmalloc((j->nr_keys + nr) * sizeof(*merged));
 	for (a = b = o = 0; a < j->nr_keys || b < nr;)
-		if (b == nr || (a < j->nr_keys && journal_key_cmp(&j->keys[a], &add[b]) <= 0))
+		if (b == nr || (a < j->nr_keys && bch_journal_key_cmp(&j->keys[a], &add[b]) <= 0))
 			merged[o++] = j->keys[a++];
 		else
 			merged[o++] = add[b++];

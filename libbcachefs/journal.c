@@ -821,9 +821,8 @@ static void check_missing(struct bch_fs *c, struct printbuf *err)
 	}
 }
 
-static int journal_key_cmp(const void *_l, const void *_r)
+int bch_journal_key_cmp(const struct journal_key *l, const struct journal_key *r)
 {
-	const struct journal_key *l = _l, *r = _r;
 	int c;
 
 	if (l->btree_id != r->btree_id)
@@ -838,6 +837,11 @@ static int journal_key_cmp(const void *_l, const void *_r)
 	if (l->idx != r->idx)
 		return l->idx < r->idx ? -1 : 1;
 	return 0;
+}
+
+static int journal_key_cmp(const void *l, const void *r)
+{
+	return bch_journal_key_cmp(l, r);
 }
 
 static void collect_keys(struct journal_state *j)

@@ -45,6 +45,9 @@ struct journal_key {
 	unsigned		idx;		/* position inside the entry: later wins */
 };
 
+/* The order of journal_state.keys: btree, level, position, seq, idx. */
+int bch_journal_key_cmp(const struct journal_key *l, const struct journal_key *r);
+
 struct journal_state {
 	struct journal_entry_h	*entries;	/* sorted by seq */
 	size_t			nr_entries;
