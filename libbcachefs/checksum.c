@@ -143,18 +143,28 @@ static void shift_table_init(uint32_t t[4][256], uint64_t bytes)
 {
 	uint32_t op = crc32c_x8n(bytes);
 
-	for (unsigned k = 0; k < 4; k++)
-		for (unsigned i = 0; i < 256; i++)
-			t[k][i] = crc32c_mulmod(op, (uint32_t) i << (8 * k));
+	/* linear over GF(2): t[k][i] = t[k][i without its low bit] ^ t[k][low bit] */
+	for (unsigned k = 0; k < 4; k++) {
+		t[k][0] = 0;
+		for (unsigned b = 1; b < 256; b <<= 1)
+			t[k][b] = crc32c_mulmod(op, (uint32_t) b << (8 * k));
+		for (unsigned i = 1; i < 256; i++)
+			t[k][i] = t[k][i & (i - 1)] ^ t[k][i & -i];
+	}
 }
 
 static void crc64_shift_table_init(uint64_t t[8][256], uint64_t bytes)
 {
 	uint64_t op = crc64_x8n(bytes);
 
-	for (unsigned k = 0; k < 8; k++)
-		for (unsigned i = 0; i < 256; i++)
-			t[k][i] = crc64_mulmod(op, (uint64_t) i << (8 * k));
+	/* linear over GF(2), as above */
+	for (unsigned k = 0; k < 8; k++) {
+		t[k][0] = 0;
+		for (unsigned b = 1; b < 256; b <<= 1)
+			t[k][b] = crc64_mulmod(op, (uint64_t) b << (8 * k));
+		for (unsigned i = 1; i < 256; i++)
+			t[k][i] = t[k][i & (i - 1)] ^ t[k][i & -i];
+	}
 }
 
 static void tables_init(void)

@@ -260,6 +260,50 @@ static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
 
 /* ---- pointers ----------------------------------------------------------------- */
 
+/* A pointer of a key with the sectors it covers on its device. */
+struct gc_ptr {
+	struct bch_extent_ptr_unpacked	ptr;
+	uint64_t			sectors;
+};
+
+#define GC_KEY_MAX_PTRS	256	/* u64s is 8 bits: never more entries */
+
+/*
+ * The pointers of @k up to the end of its value or its first invalid
+ * entry. Values of pointer entries only (no crc: the common case) are
+ * decoded directly; others through the entry walker.
+ */
+static unsigned gc_key_ptrs(struct gc *gc, unsigned level, const struct bkey_ref *k,
+			    struct gc_ptr *ptrs)
+{
+	unsigned i, nr = k->v ? k->v_bytes / 8 : 0;
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+
+	for (i = 0; i < nr && !(k->v_bytes % 8); i++) {
+		struct bch_extent_ptr w;
+
+		memcpy(&w, (const uint8_t *)k->v + i * 8, 8);
+		if (!(le64_to_cpu(w.w) & 1))
+			break;
+		ptrs[i].ptr	= bch_extent_ptr_unpack(&w);
+		ptrs[i].sectors	= level ? gc->c->btree_node_size : k->k.size;
+	}
+	if (i == nr && !(k->v_bytes % 8))
+		return nr;
+
+	nr = 0;
+	extent_ptr_iter_init(&it, k);
+	while (nr < GC_KEY_MAX_PTRS && extent_ptr_iter_next(&it, &p) > 0) {
+		ptrs[nr].ptr	 = p.ptr;
+		ptrs[nr].sectors = level ? gc->c->btree_node_size
+					 : (p.crc.compressed_size ?: k->k.size);
+		nr++;
+	}
+	/* an invalid entry ends the walk: reported by the key pass */
+	return nr;
+}
+
 /*
  * Check and mark the pointers of @k: a btree node pointer (@level > 0,
  * data BTREE) or an extent (level 0, data USER).
@@ -267,20 +311,18 @@ static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
 static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
 {
 	unsigned type = level ? BCH_DATA_BTREE : BCH_DATA_USER;
-	struct extent_ptr_iter it;
-	struct extent_ptr_decoded p;
+	struct gc_ptr ptrs[GC_KEY_MAX_PTRS];
+	unsigned i, nr = gc_key_ptrs(gc, level, k, ptrs);
 	uint64_t devs = 0;
 	const char *what = NULL;
-	int r;
 
 #define WHAT()	(what ?: (what = key_text(gc, btree_id, level, k)))
 
-	extent_ptr_iter_init(&it, k);
-	while ((r = extent_ptr_iter_next(&it, &p)) > 0) {
+	for (i = 0; i < nr; i++) {
+		const struct gc_ptr p = ptrs[i];
 		unsigned dev = p.ptr.dev;
 		struct gc_dev *d = dev < BCH_FS_MAX_DEVS ? &gc->devs[dev] : NULL;
-		uint64_t sectors = level ? gc->c->btree_node_size
-					 : (p.crc.compressed_size ?: k->k.size);
+		uint64_t sectors = p.sectors;
 		uint64_t b;
 		uint8_t *st, bgen;
 
@@ -340,7 +382,7 @@ static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struc
 		}
 		mark_bucket(gc, dev, b, type, btree_id, level, k, what);
 	}
-	/* r < 0: invalid entry, reported by the key pass; the pointers before it were checked */
+	/* an invalid entry ended the pointers: reported by the key pass; those before it were checked */
 	check_replicas(gc, type, devs, btree_id, level, k, what);
 #undef WHAT
 }

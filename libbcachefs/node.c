@@ -95,6 +95,15 @@ static void keyvec_push(struct keyvec *v, const struct bkey_ref *k)
 	v->k[v->nr++] = *k;
 }
 
+/* Room for @nr more keys (one allocation instead of doubling copies). */
+static void keyvec_reserve(struct keyvec *v, size_t nr)
+{
+	if (v->size - v->nr < nr) {
+		v->size = v->nr + nr;
+		v->k = xrealloc(v->k, v->size * sizeof(*v->k));
+	}
+}
+
 /* ---- btree pointers ---- */
 
 int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max)
@@ -139,13 +148,51 @@ struct bkey_ref bch_extent_piece(const struct bkey_ref *o, uint64_t start,
 	return r;
 }
 
+/*
+ * extent_can_merge() with a shortcut for the common case, values of
+ * pointer entries only (no crc): the same rule, compared word by word.
+ */
+static bool extents_mergeable(const struct bkey_ref *l, const struct bkey_ref *r,
+			      const uint16_t *bucket_size)
+{
+	unsigned i, nr = l->v_bytes / 8;
+
+	if (l->k.u64s != r->k.u64s || l->k.type != r->k.type ||
+	    l->k.version_hi != r->k.version_hi || l->k.version_lo != r->k.version_lo ||
+	    !bpos_eq(l->k.p, bkey_start_pos(&r->k)) ||
+	    (uint64_t)l->k.size + r->k.size > UINT32_MAX)
+		return false;
+	if ((l->k.type != BCH_EXTENT && l->k.type != BCH_EXTENT_CACHED) ||
+	    !nr || l->v_bytes != r->v_bytes || l->v_bytes % 8 || !l->v || !r->v)
+		return extent_can_merge(l, r, bucket_size, BTREE_NODE_MAX_DEVS);
+
+	for (i = 0; i < nr; i++) {
+		struct bch_extent_ptr wa, wb;
+		struct bch_extent_ptr_unpacked a, b;
+		unsigned bs;
+
+		memcpy(&wa, (const uint8_t *)l->v + i * 8, 8);
+		memcpy(&wb, (const uint8_t *)r->v + i * 8, 8);
+		if (!(le64_to_cpu(wa.w) & 1) || !(le64_to_cpu(wb.w) & 1))
+			return extent_can_merge(l, r, bucket_size, BTREE_NODE_MAX_DEVS);
+		a = bch_extent_ptr_unpack(&wa);
+		b = bch_extent_ptr_unpack(&wb);
+		if ((le64_to_cpu(wa.w) & 0xf) != (le64_to_cpu(wb.w) & 0xf) ||
+		    a.dev != b.dev || a.gen != b.gen || a.offset + l->k.size != b.offset)
+			return false;
+		bs = bucket_size && a.dev < BTREE_NODE_MAX_DEVS ? bucket_size[a.dev] : 0;
+		if (!bs || a.offset / bs != b.offset / bs)
+			return false;
+	}
+	return true;
+}
+
 size_t bch_extents_merge(struct bkey_ref *k, size_t nr, const uint16_t *bucket_size)
 {
 	size_t i, out = 0;
 
 	for (i = 0; i < nr; i++) {
-		if (out && extent_can_merge(&k[out - 1], &k[i], bucket_size,
-					    BTREE_NODE_MAX_DEVS)) {
+		if (out && extents_mergeable(&k[out - 1], &k[i], bucket_size)) {
 			k[out - 1].k.size += k[i].k.size;
 			k[out - 1].k.p = k[i].k.p;
 			continue;
@@ -216,6 +263,11 @@ static void overlay_extents(const struct keyvec *old, const struct key_run *run,
 	struct keyvec pieces = { 0 }, live = { 0 };
 	size_t i, j = 0;
 
+	/* each key of the run cuts at most one old key in two */
+	keyvec_reserve(&pieces, old->nr + run->nr);
+	keyvec_reserve(&live, run->nr);
+	keyvec_reserve(out, old->nr + 2 * run->nr);
+
 	for (i = 0; i < run->nr; i++)
 		if (run->k[i].k.size && !bkey_is_whiteout(&run->k[i].k))
 			keyvec_push(&live, &run->k[i]);
@@ -269,6 +321,8 @@ int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
 
 	for (r = 0; r < nr_runs; r++) {
 		next.nr = 0;
+		if (!extents)
+			keyvec_reserve(&next, cur.nr + runs[r].nr);
 		if (extents)
 			overlay_extents(&cur, &runs[r], arena, &next);
 		else
@@ -374,6 +428,10 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 	struct bpos_h prev = POS_H_MIN;
 	bool first_run = separate_whiteouts;
 	size_t off = 0, run_start = s->keys.nr;
+	unsigned min_u64s = min_t(unsigned, s->n->format.key_u64s, BKEY_U64S_UNPACKED);
+
+	if (use)
+		keyvec_reserve(&s->keys, bytes / 8 / max_t(unsigned, min_u64s, 1) + 1);
 
 	while (off < bytes) {
 		unsigned u64s = p[off], fmt = p[off + 1] & 0x7f;
@@ -679,20 +737,50 @@ static bool key_value_ok(struct node_parse *s, const struct bkey_ref *k)
 	return !why;
 }
 
+/*
+ * One run holding every key, none of which the overlay would drop (no
+ * whiteout, no empty extent, no two keys at one position): the overlay
+ * would return the run as it is.
+ */
+static bool single_run_as_is(const struct node_parse *s, bool extents)
+{
+	const struct bkey_ref *k = s->keys.k;
+	size_t i;
+
+	if (s->nr_runs != 1 || s->runs[0].start || s->runs[0].nr != s->keys.nr)
+		return false;
+	for (i = 0; i < s->keys.nr; i++) {
+		if (bkey_is_whiteout(&k[i].k))
+			return false;
+		if (extents ? !k[i].k.size
+			    : i + 1 < s->keys.nr && bpos_eq(k[i].k.p, k[i + 1].k.p))
+			return false;
+	}
+	return true;
+}
+
 static int node_combine(struct node_parse *s)
 {
 	struct btree_node_h *n = s->n;
-	struct key_run *runs = xcalloc(s->nr_runs + 1, sizeof(*runs));
 	bool extents = n->btree_id == BTREE_ID_EXTENTS && !n->level;
 	size_t i, out = 0;
 	unsigned r;
 
-	for (r = 0; r < s->nr_runs; r++) {
-		runs[r].k = s->keys.k + s->runs[r].start;
-		runs[r].nr = s->runs[r].nr;
+	if (single_run_as_is(s, extents)) {
+		/* what bch_keys_overlay() would return: take the keys over */
+		n->keys = s->keys.k;
+		n->nr_keys = s->keys.nr;
+		s->keys = (struct keyvec) { 0 };
+	} else {
+		struct key_run *runs = xcalloc(s->nr_runs + 1, sizeof(*runs));
+
+		for (r = 0; r < s->nr_runs; r++) {
+			runs[r].k = s->keys.k + s->runs[r].start;
+			runs[r].nr = s->runs[r].nr;
+		}
+		bch_keys_overlay(extents, runs, s->nr_runs, n->arena, &n->keys, &n->nr_keys);
+		free(runs);
 	}
-	bch_keys_overlay(extents, runs, s->nr_runs, n->arena, &n->keys, &n->nr_keys);
-	free(runs);
 
 	for (i = 0; i < n->nr_keys; i++)
 		if (key_value_ok(s, &n->keys[i]))
