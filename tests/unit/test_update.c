@@ -30,13 +30,15 @@
 #include "dev.h"
 #include "dirent.h"
 #include "format.h"
+#include "node.h"
 #include "fs.h"
 #include "fsread.h"
 #include "inode.h"
 #include "util.h"
 
-static char img[128];
+static char img[128], img2[128];
 static char tmpdir[64];
+static unsigned nr_devs = 1;
 static unsigned nr_files = 12000;
 
 static const char *bin(void)
@@ -69,9 +71,9 @@ static struct bch_fs *open_fs(bool ro)
 {
 	struct bch_fs_opts o = { .read_only = ro };
 	struct printbuf err = PRINTBUF;
-	char *devs[1] = { img };
+	char *devs[2] = { img, img2 };
 	struct bch_fs *c = NULL;
-	int ret = bch_fs_open(devs, 1, &o, &c, &err);
+	int ret = bch_fs_open(devs, nr_devs, &o, &c, &err);
 
 	if (ret)
 		fprintf(stderr, "open: %s\n", printbuf_str(&err));
@@ -357,6 +359,50 @@ static void test_punch(void **state)
 	free(got);
 }
 
+/* ---- two devices, metadata on both, encrypted ---- */
+
+static void test_replicas_encrypted(void **state)
+{
+	struct bch_hash_info hi;
+	struct btree_trans t;
+	struct bch_fs *c;
+	unsigned n = nr_files / 4;
+
+	assert_int_equal(run("rm -f %s %s && truncate -s 128M %s %s && "
+			     "%s format --force --replicas=2 --encrypted --no_passphrase %s %s >/dev/null",
+			     img, img2, img, img2, bin(), img, img2), 0);
+	nr_devs = 2;
+	c = open_rw();
+	assert_true(c->encrypted && c->have_key);
+	root_hash(c, &hi);
+	bch_trans_init(&t, c);
+	for (uint64_t i = 0; i < n; i++) {
+		add_file(&t, &hi, 50000 + i);
+		if (i % 50 == 49)
+			commit_ok(&t);
+	}
+	commit_ok(&t);
+	bch_trans_exit(&t);
+	stop_close(c);
+
+	c = open_fs(true);
+	assert_true(BCH_SB_CLEAN(c->sb));
+	assert_int_equal(count_keys(c, BTREE_ID_INODES), 2 + n);
+	/* every node has a copy on each device */
+	{
+		struct btree_ptr_h p[4];
+
+		assert_int_equal(btree_ptr_decode(&c->roots[BTREE_ID_INODES].key, p, 4), 2);
+		assert_int_not_equal(p[0].dev, p[1].dev);
+	}
+	bch_fs_close(c);
+	nr_devs = 1;
+	assert_int_equal(run("%s fsck -n %s %s >/dev/null", bin(), img, img2), 0);
+	/* one device alone is enough to read everything */
+	assert_int_equal(run("%s list -b inodes %s 2>/dev/null | grep -c '^u64s' | grep -qx %u",
+			     bin(), img, 2 + n), 0);
+}
+
 /* ---- writes cut off at many points ---- */
 
 /* Child: commit files 40000.. in batches of 5, report each batch done on @fd. */
@@ -470,6 +516,7 @@ static int setup(void **state)
 	strcpy(tmpdir, "/tmp/test_update.XXXXXX");
 	assert_non_null(mkdtemp(tmpdir));
 	snprintf(img, sizeof(img), "%s/fs.img", tmpdir);
+	snprintf(img2, sizeof(img2), "%s/fs2.img", tmpdir);
 	if (getenv("TEST_QUICK"))
 		nr_files = 3000;
 	return 0;
@@ -491,6 +538,7 @@ int main(void)
 		cmocka_unit_test(test_unclean_replay),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_punch),
+		cmocka_unit_test(test_replicas_encrypted),
 		cmocka_unit_test(test_crash_points),
 	};
 
