@@ -29,12 +29,44 @@
  *   7. link counts	stored nlink against the dirents found, orphaned
  *			inodes, I_SIZE_DIRTY / I_SECTORS_DIRTY.
  *
- * Every finding goes through fsck_fix(). The repairs need the
- * transactional write engine: each fsck_fix() site has a TODO saying what
- * the repair is, and the passes after it already judge the filesystem as
- * it will be once repaired (a dirent that will be removed is not counted,
- * a root directory whose mode was damaged is treated as a directory...),
- * so one problem is reported once and not again through its consequences.
+ * Every finding goes through fsck_fix(); when it says to fix, the repair
+ * is one transaction of the update engine (btree_update.h) committed with
+ * fsck_commit(), and the table is updated only once it is committed. The
+ * passes judge the filesystem as it will be once repaired (a dirent that
+ * will be removed is not counted, a root directory whose mode was damaged
+ * is treated as a directory...), so one problem is reported once and not
+ * again through its consequences; under -n the same judgement is made
+ * without writing.
+ *
+ * The repairs (a missing root is found before pass 1):
+ *   root missing		an empty root with a new hash seed; its dirents
+ *				stay, moved to where the new seed hashes them
+ *   extents of a missing or non-file inode	deleted
+ *   extent past i_size		the extents from round_up(i_size) on deleted
+ *				(the straddling one cut), bi_sectors recounted;
+ *				a symlink whose data holds a target gets i_size
+ *				= the target's length instead
+ *   i_sectors wrong / I_SECTORS_DIRTY	bi_sectors = the recount
+ *   I_SIZE_DIRTY		flag cleared, i_size raised to cover the data of
+ *				the extents (nothing discarded)
+ *   dirent / xattr of a missing owner, dirent in a non-directory	deleted
+ *   bad dirent (empty, ".", "..", to itself, to a missing inode) and
+ *   duplicates			hash-deleted: a whiteout when a later entry of
+ *				the run probed past it (40 §40.6.3)
+ *   key at the wrong hash offset	hash-deleted and inserted again at the
+ *				first free slot from its hash (a duplicate of an
+ *				entry met there is only deleted)
+ *   d_type			rewritten
+ *   root not a directory	mode S_IFDIR | 0755, everything else kept
+ *   lost+found missing / not a directory	a new one (inode above every
+ *				number in use), its dirent in the root, root
+ *				nlink + 1
+ *   directory with several dirents	the first reached from the root stays
+ *   unreachable directory / orphan inode	reattached under lost+found,
+ *				named after its number (lost+found nlink + 1 for
+ *				a directory; the dirent closing a loop goes);
+ *				files are never deleted
+ *   link count			stored as counted (bias of inode.h)
  *
  * Memory: one fixed-size record per inode and one pair per subdirectory
  * link, grown geometrically; no per-inode allocation, no quadratic step.
@@ -43,23 +75,32 @@
 
 #include "bkey_types.h"
 #include "btree.h"
+#include "btree_update.h"
 #include "dirent.h"
 #include "format.h"
 #include "fs.h"
+#include "fsck.h"
+#include "fsread.h"
 #include "inode.h"
+#include "node_write.h"
 #include "problems.h"
 #include "util.h"
 #include "xattr.h"
 
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- in-memory tables ---------------------------------------------------- */
 
 #define FI_REACHED	(1U << 0)	/* directory walk reached it */
 #define FI_WALK		(1U << 1)	/* on the parent chain being followed */
 #define FI_FORCE_DIR	(1U << 2)	/* the root: treated as the directory it must be */
+#define FI_FIX_LINKS	(1U << 3)	/* remove its extra dirents (multiple links being fixed) */
+#define FI_VIRTUAL	(1U << 4)	/* the missing root, not recreated: stands in for it */
 
 #define IDX_NONE	UINT32_MAX
 
@@ -83,6 +124,7 @@ struct fsck_inode {
 struct fsck_edge {
 	uint32_t	parent;		/* inode indexes */
 	uint32_t	child;
+	uint64_t	offset;		/* of the dirent in the parent */
 };
 
 /* Names of the live entries of one probe run, to find duplicates. */
@@ -122,6 +164,16 @@ struct fsck_fs {
 
 	bool			lf_dirent;	/* a "lost+found" dirent in the root */
 	uint64_t		lf_inum;
+	uint64_t		next_inum;	/* above every inode number met: for new inodes */
+
+	/* hashed keys moved ahead of the iterator (already checked and counted) */
+	struct bpos_h		*moved;
+	size_t			nr_moved, moved_size;
+
+	/* deletions of keys whose owner is missing, committed together */
+	struct btree_trans	batch;
+	enum bch_problem	batch_p;
+	unsigned long		batch_fixes;
 
 	struct hash_run		run;
 	struct printbuf		err;		/* node problems: already reported by the node pass */
@@ -190,6 +242,552 @@ static int iter_end(struct fsck_fs *f, struct btree_iter *iter, int ret)
 	if (ret < 0)
 		f->stop = true;		/* reported by the key pass */
 	return 0;
+}
+
+/* ---- repairs (through the update engine, btree_update.h) --------------------- */
+
+/*
+ * Every repair reads what it changes from the btrees (the journal and the
+ * overlay of earlier commits laid over them), builds one transaction and
+ * commits it with fsck_commit(), which counts the problem as not fixed when
+ * the commit fails. The in-memory table is updated only after a commit
+ * succeeded, so the later passes judge the filesystem as it now is.
+ */
+
+#define DIR_MODE	0040755
+
+/* Restart @iter at @pos: the keys committed since it read its leaf become visible. */
+static void iter_restart(struct fsck_fs *f, struct btree_iter *iter, unsigned btree_id,
+			 struct bpos_h pos)
+{
+	bch_btree_iter_exit(iter);
+	printbuf_reset(&f->err);
+	bch_btree_iter_init(iter, f->c, btree_id, pos, &f->err);
+}
+
+static void seen_inum(struct fsck_fs *f, uint64_t inum)
+{
+	if (inum >= f->next_inum && inum != UINT64_MAX)
+		f->next_inum = inum + 1;
+}
+
+static int inode_read(struct fsck_fs *f, uint64_t inum, struct bch_inode_unpacked *u)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	bch_btree_iter_init(&iter, f->c, BTREE_ID_INODES, POS_H(inum, 0), &f->err);
+	ret = bch_btree_iter_peek(&iter, &k);
+	if (!ret)
+		ret = k && k->k.p.inode == inum && k->k.type == BCH_INODE_FS &&
+			!bch_inode_unpack(k, u) ? 0 : -ENOENT;
+	bch_btree_iter_exit(&iter);
+	printbuf_reset(&f->err);
+	return ret;
+}
+
+static void inode_put(struct btree_trans *t, const struct bch_inode_unpacked *u)
+{
+	uint8_t val[BCH_INODE_VAL_BYTES_MAX];
+	size_t bytes = bch_inode_pack(u, val);
+	struct bkey_h k = { .type = BCH_INODE_FS, .p = POS_H(u->bi_inum, 0) };
+
+	bch_trans_update(t, BTREE_ID_INODES, &k, val, (unsigned)bytes);
+}
+
+/* A problem whose repair could not even be attempted. */
+static void repair_failed(struct fsck_fs *f, enum bch_problem p, const char *why)
+{
+	fsck_fix_failed(f->s, p, why);
+}
+
+/*
+ * Read inode @inum, let the caller change it (@fn), write it back as the
+ * repair of @p. Returns 0 when committed.
+ */
+static int inode_rewrite(struct fsck_fs *f, enum bch_problem p, uint64_t inum,
+			 void (*fn)(struct bch_inode_unpacked *u, const void *arg), const void *arg)
+{
+	struct bch_inode_unpacked u;
+	struct btree_trans t;
+	int ret;
+
+	if (inode_read(f, inum, &u)) {
+		repair_failed(f, p, "the inode cannot be read back\n");
+		return -ENOENT;
+	}
+	fn(&u, arg);
+	bch_trans_init(&t, f->c);
+	inode_put(&t, &u);
+	ret = fsck_commit(f->s, p, &t);
+	bch_trans_exit(&t);
+	return ret;
+}
+
+/* What the extents btree holds for one inode. */
+struct extent_sum {
+	uint64_t	sectors;	/* extent, cached extent, reservation sizes */
+	uint64_t	end;		/* end of the last key (any type) */
+	uint64_t	data_end;	/* end of the last extent / cached extent */
+};
+
+static void extents_scan(struct fsck_fs *f, uint64_t inum, struct extent_sum *sum)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+
+	memset(sum, 0, sizeof(*sum));
+	bch_btree_iter_init(&iter, f->c, BTREE_ID_EXTENTS, POS_H(inum, 0), &f->err);
+	while (!bch_btree_iter_peek(&iter, &k) && k && k->k.p.inode == inum) {
+		unsigned type = k->k.type;
+
+		if (type == BCH_EXTENT || type == BCH_EXTENT_CACHED || type == BCH_RESERVATION)
+			sum->sectors += k->k.size;
+		if (type != KEY_TYPE_DISCARD && k->k.size)
+			sum->end = k->k.p.offset;
+		if (type == BCH_EXTENT || type == BCH_EXTENT_CACHED)
+			sum->data_end = k->k.p.offset;
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	printbuf_reset(&f->err);
+}
+
+/* ---- hash tables: delete and insert (40 §40.6.3) ---- */
+
+struct hash_name {
+	unsigned	type;		/* xattrs: x_type; dirents: 0 */
+	const uint8_t	*name;
+	unsigned	len;
+};
+
+/* Hash and name of a live entry; false if it does not decode. */
+static bool entry_decode(unsigned btree_id, const struct bch_hash_info *h,
+			 const struct bkey_ref *k, uint64_t *hash, struct hash_name *n)
+{
+	if (k->k.type != 128)
+		return false;
+	if (btree_id == BTREE_ID_DIRENTS) {
+		struct bch_dirent_h d;
+
+		if (bch_dirent_decode(k, &d))
+			return false;
+		*n = (struct hash_name) { 0, d.name, d.name_len };
+		*hash = bch_dirent_hash(h, d.name, d.name_len);
+	} else {
+		struct bch_xattr_h x;
+
+		if (bch_xattr_decode(k, &x))
+			return false;
+		*n = (struct hash_name) { x.x_type, x.name, x.name_len };
+		*hash = bch_xattr_hash(h, x.x_type, x.name, x.name_len);
+	}
+	return true;
+}
+
+/*
+ * Remove the entry at @pos: a whiteout when a live entry further along
+ * the run of occupied slots hashes at or before @pos (its probe went
+ * through @pos), else a plain deletion.
+ */
+static void hash_delete(struct fsck_fs *f, struct btree_trans *t, unsigned btree_id,
+			const struct bch_hash_info *h, struct bpos_h pos)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	uint64_t want = pos.offset + 1;
+	bool whiteout = !h;	/* unknown hash: keep every probe going */
+
+	if (h && pos.offset != UINT64_MAX) {
+		bch_btree_iter_init(&iter, f->c, btree_id, POS_H(pos.inode, want), &f->err);
+		while (!bch_btree_iter_peek(&iter, &k) && k &&
+		       k->k.p.inode == pos.inode && k->k.p.offset == want) {
+			struct hash_name n;
+			uint64_t hash;
+
+			if (k->k.type == 128 && entry_decode(btree_id, h, k, &hash, &n) &&
+			    hash <= pos.offset) {
+				whiteout = true;
+				break;
+			}
+			if (k->k.type != 128 && k->k.type != 129)
+				break;
+			if (++want == 0)
+				break;
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+		printbuf_reset(&f->err);
+	}
+	if (whiteout) {
+		struct bkey_h w = { .type = 129, .p = pos };
+
+		bch_trans_update(t, btree_id, &w, NULL, 0);
+	} else {
+		bch_trans_delete(t, btree_id, pos);
+	}
+}
+
+/*
+ * Where to insert @n (hashed to @hash) in the table of inode @inum: a live
+ * entry with the same name when there is one (-EEXIST unless @replace), else
+ * the first slot from @hash that holds no live entry. The slot @vacated
+ * (when not UINT64_MAX: the entry being moved) counts as free.
+ */
+static int hash_slot(struct fsck_fs *f, unsigned btree_id, const struct bch_hash_info *h,
+		     uint64_t inum, uint64_t hash, const struct hash_name *n,
+		     uint64_t vacated, bool replace, uint64_t *slot)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	uint64_t o = hash;
+	bool have_free = false;
+	int ret = 0;
+
+	bch_btree_iter_init(&iter, f->c, btree_id, POS_H(inum, hash), &f->err);
+	while (1) {
+		struct hash_name e;
+		uint64_t eh;
+
+		if (bch_btree_iter_peek(&iter, &k) || !k ||
+		    k->k.p.inode != inum || k->k.p.offset != o)
+			break;				/* empty slot: end of the probe */
+		if (o == vacated || k->k.type != 128) {
+			if (!have_free) {
+				*slot = o;
+				have_free = true;
+			}
+		} else if (entry_decode(btree_id, h, k, &eh, &e) &&
+			   e.type == n->type && e.len == n->len && !memcmp(e.name, n->name, n->len)) {
+			*slot = o;
+			ret = replace ? 0 : -EEXIST;
+			goto out;
+		}
+		if (o == UINT64_MAX) {
+			ret = have_free ? 0 : -ENOSPC;
+			goto out;
+		}
+		o++;
+		bch_btree_iter_advance(&iter);
+	}
+	if (!have_free)
+		*slot = o;
+out:
+	bch_btree_iter_exit(&iter);
+	printbuf_reset(&f->err);
+	return ret;
+}
+
+static void hash_key_put(struct btree_trans *t, unsigned btree_id, struct bpos_h pos,
+			 const void *v, unsigned v_bytes)
+{
+	struct bkey_h k = { .type = 128, .p = pos };
+
+	bch_trans_update(t, btree_id, &k, v, v_bytes);
+}
+
+/* Hash parameters of an inode of the table. */
+static bool fi_hash_info(const struct fsck_inode *fi, struct bch_hash_info *h)
+{
+	return !bch_hash_info_init(h, (fi->flags >> 20) & 0xf, fi->hash_seed);
+}
+
+/* ---- the inode table: adding inodes ---- */
+
+/* Insert a record for a new inode in inum order (indexes after it shift). */
+static struct fsck_inode *table_add(struct fsck_fs *f, const struct bch_inode_unpacked *u)
+{
+	size_t pos = 0, l = 0, r = f->nr_inodes;
+	struct fsck_inode *fi;
+
+	while (l < r) {
+		size_t m = l + (r - l) / 2;
+
+		if (f->inodes[m].inum < u->bi_inum)
+			l = m + 1;
+		else
+			r = m;
+	}
+	pos = l;
+	if (f->nr_inodes == f->inodes_size) {
+		f->inodes_size = f->inodes_size ? f->inodes_size * 2 : 1024;
+		f->inodes = xrealloc(f->inodes, f->inodes_size * sizeof(*f->inodes));
+	}
+	if (pos < f->nr_inodes) {
+		memmove(&f->inodes[pos + 1], &f->inodes[pos],
+			(f->nr_inodes - pos) * sizeof(*f->inodes));
+		for (size_t i = 0; i < f->nr_edges; i++) {
+			if (f->edges[i].parent >= pos)
+				f->edges[i].parent++;
+			if (f->edges[i].child >= pos)
+				f->edges[i].child++;
+		}
+		for (size_t i = 0; i <= f->nr_inodes; i++)
+			if (i != pos && f->inodes[i].parent != IDX_NONE && f->inodes[i].parent >= pos)
+				f->inodes[i].parent++;
+	}
+	f->nr_inodes++;
+	fi = &f->inodes[pos];
+	memset(fi, 0, sizeof(*fi));
+	fi->inum	= u->bi_inum;
+	fi->size	= u->bi_size;
+	fi->sectors	= u->bi_sectors;
+	fi->hash_seed	= u->bi_hash_seed;
+	fi->flags	= u->bi_flags;
+	fi->nlink	= u->bi_nlink;
+	fi->mode	= u->bi_mode;
+	fi->parent	= IDX_NONE;
+	return fi;
+}
+
+/* A new directory inode as 40 §40.5.8 makes it (options from @parent if any). */
+static void dir_inode_new(struct fsck_fs *f, struct bch_inode_unpacked *u, uint64_t inum,
+			  const struct bch_inode_unpacked *parent)
+{
+	struct timespec ts;
+	uint64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	t = bch_inode_ns_to_time((int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec,
+				 le64_to_cpu(f->c->sb->time_base_lo),
+				 le32_to_cpu(f->c->sb->time_precision));
+	memset(u, 0, sizeof(*u));
+	u->bi_inum	= inum;
+	u->bi_hash_seed	= bch_random_u64();
+	u->bi_flags	= (uint32_t)(f->c->str_hash_type & 0xf) << 20;
+	u->bi_mode	= DIR_MODE;
+	u->bi_atime = u->bi_ctime = u->bi_mtime = u->bi_otime = t;
+	if (parent) {
+		u->bi_data_checksum		= parent->bi_data_checksum;
+		u->bi_compression		= parent->bi_compression;
+		u->bi_project			= parent->bi_project;
+		u->bi_background_compression	= parent->bi_background_compression;
+		u->bi_data_replicas		= parent->bi_data_replicas;
+		u->bi_promote_target		= parent->bi_promote_target;
+		u->bi_foreground_target		= parent->bi_foreground_target;
+		u->bi_background_target		= parent->bi_background_target;
+	}
+}
+
+/*
+ * Add a dirent @name -> @target (type @d_type) to directory @dir in @t,
+ * after the updates already in @t (whose keys are not visible yet).
+ * With @replace an entry of that name is overwritten; without, -EEXIST.
+ */
+static int dirent_add(struct fsck_fs *f, struct btree_trans *t, const struct fsck_inode *dir,
+		      const char *name, uint64_t target, unsigned d_type, bool replace,
+		      uint64_t *at)
+{
+	struct bch_hash_info h;
+	struct hash_name n = { 0, (const uint8_t *)name, (unsigned)strlen(name) };
+	uint8_t val[512];
+	uint64_t hash, slot;
+	size_t bytes;
+	int ret;
+
+	if (!fi_hash_info(dir, &h))
+		return -EINVAL;
+	hash = bch_dirent_hash(&h, name, n.len);
+	ret = hash_slot(f, BTREE_ID_DIRENTS, &h, dir->inum, hash, &n, UINT64_MAX, replace, &slot);
+	if (ret)
+		return ret;
+	bytes = bch_dirent_encode(target, d_type, name, n.len, val, sizeof(val));
+	if (!bytes)
+		return -EINVAL;
+	hash_key_put(t, BTREE_ID_DIRENTS, POS_H(dir->inum, slot), val, (unsigned)bytes);
+	*at = slot;
+	return 0;
+}
+
+/* The lost+found directory, when there is one to reattach to. */
+static struct fsck_inode *lostfound(struct fsck_fs *f)
+{
+	struct fsck_inode *lf = f->lf_dirent ? inode_find(f, f->lf_inum) : NULL;
+
+	return lf && mode_dt(lf->mode) == BCH_DT_DIR && !(lf->state & FI_VIRTUAL) ? lf : NULL;
+}
+
+/*
+ * Reattach @fi under lost+found, named after its inode number (a suffix
+ * when that name is taken): the dirent, and for a directory lost+found's
+ * nlink + 1; for another inode its nlink set to the one link. Returns 0
+ * when committed; the table then counts the new dirent.
+ */
+static int reattach(struct fsck_fs *f, enum bch_problem p, uint64_t inum)
+{
+	struct fsck_inode *lf = lostfound(f), *fi;
+	struct bch_inode_unpacked lu, u;
+	struct btree_trans t;
+	char name[64];
+	uint64_t slot;
+	bool dir;
+	int ret = -EEXIST;
+
+	if (!lf) {
+		repair_failed(f, p, "no lost+found directory to reattach to\n");
+		return -ENOENT;
+	}
+	fi = inode_find(f, inum);
+	dir = fi_is_dir(fi);
+	if (inode_read(f, lf->inum, &lu) || inode_read(f, inum, &u)) {
+		repair_failed(f, p, "the inode cannot be read back\n");
+		return -ENOENT;
+	}
+	bch_trans_init(&t, f->c);
+	for (unsigned i = 0; i < 100 && ret == -EEXIST; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "%" PRIu64 ".%u", inum, i);
+		else
+			snprintf(name, sizeof(name), "%" PRIu64, inum);
+		ret = dirent_add(f, &t, lf, name, inum, fi_dt(fi), false, &slot);
+	}
+	if (ret) {
+		bch_trans_exit(&t);
+		repair_failed(f, p, "cannot add a dirent to lost+found\n");
+		return ret;
+	}
+	if (dir) {
+		lu.bi_nlink++;
+		inode_put(&t, &lu);
+	} else if (u.bi_nlink != 0) {
+		u.bi_nlink = 0;		/* one link */
+		inode_put(&t, &u);
+	}
+	ret = fsck_commit(f->s, p, &t);
+	bch_trans_exit(&t);
+	if (ret)
+		return ret;
+	inc_sat(&fi->count);
+	if (dir) {
+		lf->nlink++;
+		inc_sat(&lf->dir_count);
+	} else {
+		fi->nlink = 0;
+	}
+	return 0;
+}
+
+/* ---- deletions batched per problem, moved keys ---- */
+
+static void batch_flush(struct fsck_fs *f)
+{
+	if (!f->batch.nr)
+		return;
+	if (fsck_commit(f->s, f->batch_p, &f->batch))
+		for (unsigned long i = 1; i < f->batch_fixes; i++)
+			fsck_fix_failed(f->s, f->batch_p, "the commit failed\n");
+	f->batch_fixes = 0;
+}
+
+/* Delete the key at @pos (its owner is missing: no hash rule) as a repair of @p. */
+static void batch_delete(struct fsck_fs *f, enum bch_problem p, unsigned btree_id,
+			 struct bpos_h pos, bool counted)
+{
+	if (f->batch.nr && (p != f->batch_p || f->batch.nr >= 1024))
+		batch_flush(f);
+	f->batch_p = p;
+	bch_trans_delete(&f->batch, btree_id, pos);
+	if (counted)
+		f->batch_fixes++;
+}
+
+/* An open-addressed set of positions (all of one btree, offsets of inodes >= 4096). */
+static size_t moved_slot(const struct fsck_fs *f, struct bpos_h pos)
+{
+	uint64_t h = (pos.inode * 0x9e3779b97f4a7c15ULL) ^ (pos.offset * 0xc2b2ae3d27d4eb4fULL);
+	size_t i = (size_t)(h ^ (h >> 29)) & (f->moved_size - 1);
+
+	while (f->moved[i].inode && bpos_cmp(f->moved[i], pos))
+		i = (i + 1) & (f->moved_size - 1);
+	return i;
+}
+
+static void moved_add(struct fsck_fs *f, struct bpos_h pos)
+{
+	if ((f->nr_moved + 1) * 2 > f->moved_size) {
+		struct bpos_h *old = f->moved;
+		size_t old_size = f->moved_size;
+
+		f->moved_size = old_size ? old_size * 2 : 64;
+		f->moved = xcalloc(f->moved_size, sizeof(*f->moved));
+		for (size_t i = 0; i < old_size; i++)
+			if (old[i].inode)
+				f->moved[moved_slot(f, old[i])] = old[i];
+		free(old);
+	}
+	size_t i = moved_slot(f, pos);
+
+	if (!f->moved[i].inode) {
+		f->moved[i] = pos;
+		f->nr_moved++;
+	}
+}
+
+static bool moved_has(const struct fsck_fs *f, struct bpos_h pos)
+{
+	return f->nr_moved && f->moved[moved_slot(f, pos)].inode;
+}
+
+static void moved_reset(struct fsck_fs *f)
+{
+	if (f->nr_moved)
+		memset(f->moved, 0, f->moved_size * sizeof(*f->moved));
+	f->nr_moved = 0;
+}
+
+/* Hash-delete the entry at @pos as the repair of @p. */
+static int entry_remove(struct fsck_fs *f, enum bch_problem p, unsigned btree_id,
+			const struct bch_hash_info *h, struct bpos_h pos)
+{
+	struct btree_trans t;
+	int ret;
+
+	bch_trans_init(&t, f->c);
+	hash_delete(f, &t, btree_id, h, pos);
+	ret = fsck_commit(f->s, p, &t);
+	bch_trans_exit(&t);
+	return ret;
+}
+
+/*
+ * Rewrite the entry at @pos with value @v: in place, or with @move at the
+ * first free slot of its probe sequence from @hash (the old slot hash-
+ * deleted). When a live entry of the same name is on that sequence, the
+ * entry is a duplicate and only deleted (returns 1). *@at: where it is now.
+ * @also: a second problem fixed by the same commit (counted failed with it).
+ */
+static int entry_fix(struct fsck_fs *f, enum bch_problem p, int also, unsigned btree_id,
+		     const struct bch_hash_info *h, struct bpos_h pos, uint64_t hash,
+		     const struct hash_name *n, const void *v, unsigned v_bytes, bool move,
+		     uint64_t *at)
+{
+	struct btree_trans t;
+	uint64_t slot = pos.offset;
+	bool dup = false;
+	int ret = 0;
+
+	bch_trans_init(&t, f->c);
+	if (move) {
+		ret = hash_slot(f, btree_id, h, pos.inode, hash, n, pos.offset, false, &slot);
+		if (ret && ret != -EEXIST) {
+			bch_trans_exit(&t);
+			repair_failed(f, p, "no free slot in the hash table\n");
+			if (also >= 0)
+				repair_failed(f, (enum bch_problem)also, "no free slot in the hash table\n");
+			return ret;
+		}
+		dup = ret == -EEXIST;
+		hash_delete(f, &t, btree_id, h, pos);
+	}
+	if (!dup)
+		hash_key_put(&t, btree_id, POS_H(pos.inode, slot), v, v_bytes);
+	ret = fsck_commit(f->s, p, &t);
+	if (ret && also >= 0)
+		fsck_fix_failed(f->s, (enum bch_problem)also, "the commit failed\n");
+	bch_trans_exit(&t);
+	*at = slot;
+	return ret ?: dup;
 }
 
 /* ---- hash runs (40 §40.6.3-§40.6.4) ----------------------------------------- */
@@ -270,32 +868,36 @@ static bool run_seen(struct hash_run *r, uint64_t hash, unsigned type,
 	return false;
 }
 
+/* What check_hash_pos() found. */
+enum hash_pos {
+	HP_OK,
+	HP_MOVE,	/* at a wrong offset, being fixed: move it */
+	HP_DUP,		/* duplicate, not fixed: judged as removed */
+	HP_DUP_FIX,	/* duplicate, being fixed: hash-delete it */
+};
+
 /*
  * Check the live entry at offset @o of the current run, hashed to @h:
  * the hash must lie inside the run, at or before @o, and no earlier entry
- * of the run may have the same name. Returns false for a duplicate (the
- * entry will go).
+ * of the run may have the same name (the later copy goes; the first one
+ * stays).
  */
-static bool check_hash_pos(struct fsck_fs *f, unsigned btree_id, const struct bkey_ref *k,
-			   uint64_t h, unsigned type, const uint8_t *name, unsigned len)
+static enum hash_pos check_hash_pos(struct fsck_fs *f, unsigned btree_id, const struct bkey_ref *k,
+				    uint64_t h, unsigned type, const uint8_t *name, unsigned len)
 {
 	struct hash_run *r = &f->run;
+	bool move = false;
 
-	if (h < r->start || h > k->k.p.offset) {
-		/* TODO(repair): delete the key and insert it again from its hash (first slot that is not a live entry). */
-		fsck_fix(f->s, PROB_hash_wrong_offset,
-			 "hash table key at wrong offset: %" PRIu64 ", hashed to %" PRIu64
-			 " chain starts at %" PRIu64 "\n%s",
-			 k->k.p.offset, h, r->start, key_text(f, btree_id, k));
-	}
-	if (run_seen(r, h, type, name, len)) {
-		/* TODO(repair): hash-delete this later copy (whiteout rule of 40 §40.6.3); the first one stays. */
-		fsck_fix(f->s, PROB_hash_duplicate,
-			 "duplicate hash table keys (an earlier entry of the chain has the same name):\n%s",
-			 key_text(f, btree_id, k));
-		return false;
-	}
-	return true;
+	if (h < r->start || h > k->k.p.offset)
+		move = fsck_fix(f->s, PROB_hash_wrong_offset,
+				"hash table key at wrong offset: %" PRIu64 ", hashed to %" PRIu64
+				" chain starts at %" PRIu64 "\n%s",
+				k->k.p.offset, h, r->start, key_text(f, btree_id, k));
+	if (run_seen(r, h, type, name, len))
+		return fsck_fix(f->s, PROB_hash_duplicate,
+				"duplicate hash table keys (an earlier entry of the chain has the same name):\n%s",
+				key_text(f, btree_id, k)) ? HP_DUP_FIX : HP_DUP;
+	return move ? HP_MOVE : HP_OK;
 }
 
 /* ---- loading the inodes ------------------------------------------------------ */
@@ -316,6 +918,7 @@ static int load_inodes(struct fsck_fs *f)
 		struct bch_inode_unpacked u;
 		struct fsck_inode *fi;
 
+		seen_inum(f, k->k.p.inode);
 		if (k->k.type != BCH_INODE_FS || bch_inode_unpack(k, &u) ||
 		    (f->nr_inodes && f->inodes[f->nr_inodes - 1].inum >= k->k.p.inode) ||
 		    f->nr_inodes >= IDX_NONE - 1)
@@ -348,6 +951,40 @@ next:
 	return iter_end(f, &iter, ret);
 }
 
+/* ---- the root, first ---------------------------------------------------------------- */
+
+/*
+ * A missing root (inode 4096) is found before the passes: recreated there
+ * (40 §40.5.8: an empty directory, stored nlink 0, a new hash seed), its
+ * dirents are kept: the dirents pass moves each to where the new seed
+ * hashes it (reported as keys at the wrong offset). Not recreated, a
+ * stand-in directory takes its place so that its dirents are judged as
+ * they will be (kept), with no hash check (the seed is unknown).
+ */
+static int check_root_missing(struct fsck_fs *f)
+{
+	struct bch_inode_unpacked u;
+	struct fsck_inode *root;
+	struct btree_trans t;
+
+	if (inode_find(f, BCACHEFS_ROOT_INO))
+		return 0;
+	dir_inode_new(f, &u, BCACHEFS_ROOT_INO, NULL);
+	if (fsck_fix(f->s, PROB_root_missing, "root directory missing")) {
+		bch_trans_init(&t, f->c);
+		inode_put(&t, &u);
+		if (!fsck_commit(f->s, PROB_root_missing, &t)) {
+			bch_trans_exit(&t);
+			table_add(f, &u);
+			return 0;
+		}
+		bch_trans_exit(&t);
+	}
+	root = table_add(f, &u);
+	root->state |= FI_VIRTUAL;
+	return 0;
+}
+
 /* ---- pass 1: extents ----------------------------------------------------------- */
 
 /*
@@ -361,6 +998,103 @@ next:
  * Leaves: the I_SIZE_DIRTY / I_SECTORS_DIRTY flags themselves to the link
  * count pass.
  */
+/* The sector no extent may end after: i_size rounded up to 4 KiB (or the block). */
+static uint64_t size_limit(const struct fsck_fs *f, uint64_t size)
+{
+	uint64_t round = f->block_bytes > 4096 ? f->block_bytes : 4096;
+
+	return size > UINT64_MAX - round ? UINT64_MAX / 512 : (size + round - 1) / round * round / 512;
+}
+
+static void set_size(struct bch_inode_unpacked *u, const void *arg)
+{
+	u->bi_size = *(const uint64_t *)arg;
+}
+
+/*
+ * A symlink whose data goes past i_size: its i_size is what is wrong when
+ * the data holds a target (NUL-terminated within the first 4 KiB) that
+ * covers the extents. Sets i_size to the target's length; false when
+ * that is not the case (the extents are then trimmed).
+ */
+static bool symlink_size_fix(struct fsck_fs *f, struct fsck_inode *fi)
+{
+	struct bch_inode_unpacked u;
+	struct extent_sum sum;
+	struct printbuf err = PRINTBUF;
+	struct bch_file file;
+	char buf[4096];
+	uint64_t len;
+	ssize_t r;
+
+	extents_scan(f, fi->inum, &sum);
+	if (inode_read(f, fi->inum, &u) || !sum.data_end)
+		return false;
+	/* read with i_size covering the data (a read is clamped to i_size) */
+	u.bi_size = sum.data_end * 512 < sizeof(buf) ? sum.data_end * 512 : sizeof(buf);
+	bch_file_open(f->c, &u, &file);
+	r = bch_file_read(&file, 0, buf, (size_t)u.bi_size, NULL, &err);
+	bch_file_close(&file);
+	printbuf_exit(&err);
+	if (r <= 0)
+		return false;
+	len = strnlen(buf, (size_t)r);
+	if (!len || len >= (uint64_t)r || len >= sizeof(buf) || sum.end > size_limit(f, len))
+		return false;
+	if (inode_rewrite(f, PROB_extent_past_isize, fi->inum, set_size, &len))
+		return true;	/* counted as not fixed */
+	fi->size = len;
+	return true;
+}
+
+static void set_sectors(struct bch_inode_unpacked *u, const void *arg)
+{
+	u->bi_sectors = *(const uint64_t *)arg;
+}
+
+/* Delete every extent of inode @inum (its inode is missing or not a file). */
+static int extents_delete_all(struct fsck_fs *f, enum bch_problem p, uint64_t inum)
+{
+	struct extent_sum sum;
+	struct btree_trans t;
+	int ret;
+
+	extents_scan(f, inum, &sum);
+	bch_trans_init(&t, f->c);
+	bch_trans_delete_extents(&t, inum, 0, sum.end);
+	ret = fsck_commit(f->s, p, &t);
+	bch_trans_exit(&t);
+	return ret;
+}
+
+/*
+ * Delete the extents of @fi from sector @limit on (cutting the one that
+ * straddles it) and recount its sectors; bi_sectors follows when it was
+ * right before.
+ */
+static int extents_trim(struct fsck_fs *f, struct fsck_inode *fi, uint64_t limit)
+{
+	struct extent_sum before, after;
+	struct btree_trans t;
+	int ret;
+
+	extents_scan(f, fi->inum, &before);
+	bch_trans_init(&t, f->c);
+	if (before.end > limit)
+		bch_trans_delete_extents(&t, fi->inum, limit, before.end);
+	ret = fsck_commit(f->s, PROB_extent_past_isize, &t);
+	bch_trans_exit(&t);
+	if (ret)
+		return ret;
+	extents_scan(f, fi->inum, &after);
+	fi->sectors_found = after.sectors;
+	if (!(fi->flags & BCH_INODE_I_SECTORS_DIRTY) && fi->sectors == before.sectors &&
+	    after.sectors != before.sectors &&
+	    !inode_rewrite(f, PROB_extent_past_isize, fi->inum, set_sectors, &after.sectors))
+		fi->sectors = after.sectors;
+	return 0;
+}
+
 static int pass_extents(struct fsck_fs *f)
 {
 	struct btree_iter iter;
@@ -383,25 +1117,33 @@ static int pass_extents(struct fsck_fs *f)
 			cur	 = k->k.p.inode;
 			fi	 = inode_find(f, cur);
 			reported = false;
+			seen_inum(f, cur);
 			if (fi)
 				limit = fi->size > UINT64_MAX - round
 					? UINT64_MAX / 512
 					: (fi->size + round - 1) / round * round / 512;
 		}
 		if (!fi) {
-			if (!reported)
-				/* TODO(repair): delete every extent of this inode number. */
-				fsck_fix(f->s, PROB_extent_missing_inode,
-					 "extent type %u for missing inode %" PRIu64, type, cur);
+			if (!reported &&
+			    fsck_fix(f->s, PROB_extent_missing_inode,
+				     "extent type %u for missing inode %" PRIu64,
+				     type, cur) &&
+			    !extents_delete_all(f, PROB_extent_missing_inode, cur)) {
+				iter_restart(f, &iter, BTREE_ID_EXTENTS, POS_H(cur, UINT64_MAX));
+				continue;
+			}
 			reported = true;
 			goto next;
 		}
-		if (mode_dt(fi->mode) != BCH_DT_REG && mode_dt(fi->mode) != BCH_DT_LNK) {
-			if (!reported)
-				/* TODO(repair): delete every extent of this inode. */
-				fsck_fix(f->s, PROB_extent_non_regular,
-					 "extent type %u for non regular file, inode %" PRIu64 " mode %o",
-					 type, cur, fi->mode);
+		if (fi_dt(fi) != BCH_DT_REG && fi_dt(fi) != BCH_DT_LNK) {
+			if (!reported &&
+			    fsck_fix(f->s, PROB_extent_non_regular,
+				     "extent type %u for non regular file, inode %" PRIu64 " mode %o",
+				     type, cur, fi->mode) &&
+			    !extents_delete_all(f, PROB_extent_non_regular, cur)) {
+				iter_restart(f, &iter, BTREE_ID_EXTENTS, POS_H(cur, UINT64_MAX));
+				continue;
+			}
 			reported = true;
 			goto next;
 		}
@@ -409,15 +1151,16 @@ static int pass_extents(struct fsck_fs *f)
 			fi->sectors_found += k->k.size;
 		if (!(fi->flags & BCH_INODE_I_SIZE_DIRTY) && type != BCH_RESERVATION &&
 		    k->k.p.offset > limit && !reported) {
-			/*
-			 * TODO(repair): delete the extents from sector @limit on
-			 * (cutting the one that straddles it), then recount
-			 * bi_sectors.
-			 */
-			fsck_fix(f->s, PROB_extent_past_isize,
-				 "extent type %u offset %" PRIu64 " past end of inode %" PRIu64
-				 ", i_size %" PRIu64, type, k->k.p.offset, cur, fi->size);
 			reported = true;
+			if (fsck_fix(f->s, PROB_extent_past_isize,
+				     "extent type %u offset %" PRIu64 " past end of inode %" PRIu64
+				     ", i_size %" PRIu64, type, k->k.p.offset, cur, fi->size) &&
+			    !(fi_dt(fi) == BCH_DT_LNK && symlink_size_fix(f, fi)) &&
+			    !extents_trim(f, fi, limit)) {
+				/* trimmed and recounted: the rest of this inode is done */
+				iter_restart(f, &iter, BTREE_ID_EXTENTS, POS_H(cur, UINT64_MAX));
+				continue;
+			}
 		}
 next:
 		bch_btree_iter_advance(&iter);
@@ -431,24 +1174,26 @@ next:
 
 		if (x->flags & BCH_INODE_I_SECTORS_DIRTY)
 			continue;	/* the link count pass reports the flag; recount then */
-		if (x->sectors != x->sectors_found)
-			/* TODO(repair): set bi_sectors to the recount and rewrite the inode. */
-			fsck_fix(f->s, PROB_inode_i_sectors_wrong,
-				 "inode %" PRIu64 ": i_sectors wrong: got %" PRIu64 ", should be %" PRIu64,
-				 x->inum, x->sectors, x->sectors_found);
+		if (x->sectors != x->sectors_found &&
+		    fsck_fix(f->s, PROB_inode_i_sectors_wrong,
+			     "inode %" PRIu64 ": i_sectors wrong: got %" PRIu64 ", should be %" PRIu64,
+			     x->inum, x->sectors, x->sectors_found) &&
+		    !inode_rewrite(f, PROB_inode_i_sectors_wrong, x->inum, set_sectors, &x->sectors_found))
+			x->sectors = x->sectors_found;
 	}
 	return 0;
 }
 
 /* ---- pass 2: dirents ------------------------------------------------------------ */
 
-static void add_edge(struct fsck_fs *f, struct fsck_inode *dir, struct fsck_inode *sub)
+static void add_edge(struct fsck_fs *f, struct fsck_inode *dir, struct fsck_inode *sub,
+		     uint64_t offset)
 {
 	if (f->nr_edges == f->edges_size) {
 		f->edges_size = f->edges_size ? f->edges_size * 2 : 256;
 		f->edges = xrealloc(f->edges, f->edges_size * sizeof(*f->edges));
 	}
-	f->edges[f->nr_edges++] = (struct fsck_edge) { fi_idx(f, dir), fi_idx(f, sub) };
+	f->edges[f->nr_edges++] = (struct fsck_edge) { fi_idx(f, dir), fi_idx(f, sub), offset };
 	if (sub->parent == IDX_NONE)
 		sub->parent = fi_idx(f, dir);
 }
@@ -482,41 +1227,57 @@ static int pass_dirents(struct fsck_fs *f)
 	int ret;
 
 	f->run.active = false;
+	moved_reset(f);
 	bch_btree_iter_init(&iter, f->c, BTREE_ID_DIRENTS, POS_H(BCACHEFS_ROOT_INO, 0), &f->err);
 	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
 		struct bch_dirent_h d;
 		struct fsck_inode *target;
+		struct bpos_h pos = k->k.p;
+		enum hash_pos hp = HP_OK;
+		unsigned d_type;
+		uint64_t hash = 0, at;
+		bool restart = false;
 
-		if (k->k.p.inode < BCACHEFS_ROOT_INO)
+		if (pos.inode < BCACHEFS_ROOT_INO)
 			goto next;
-		if (!have_cur || k->k.p.inode != cur) {
+		if (!have_cur || pos.inode != cur) {
 			have_cur = true;
-			cur	 = k->k.p.inode;
+			cur	 = pos.inode;
 			dir	 = inode_find(f, cur);
-			hash_ok	 = dir && !bch_hash_info_init(&hinfo, (dir->flags >> 20) & 0xf,
-							      dir->hash_seed);
+			hash_ok	 = dir && !(dir->state & FI_VIRTUAL) && fi_hash_info(dir, &hinfo);
 			f->run.active = false;
+			seen_inum(f, cur);
 		}
 		if (!dir) {
-			/* TODO(repair): delete the key. */
-			fsck_fix(f->s, PROB_dirent_missing_dir, "dirent in nonexisting directory:\n%s",
-				 key_text(f, BTREE_ID_DIRENTS, k));
+			if (fsck_fix(f->s, PROB_dirent_missing_dir, "dirent in nonexisting directory:\n%s",
+				     key_text(f, BTREE_ID_DIRENTS, k)))
+				batch_delete(f, PROB_dirent_missing_dir, BTREE_ID_DIRENTS, pos, true);
 			goto next;
 		}
 		if (!fi_is_dir(dir)) {
-			/* TODO(repair): delete the key. */
-			fsck_fix(f->s, PROB_dirent_in_non_dir, "dirent in non directory inode type %u:\n%s",
-				 mode_dt(dir->mode), key_text(f, BTREE_ID_DIRENTS, k));
+			if (fsck_fix(f->s, PROB_dirent_in_non_dir, "dirent in non directory inode type %u:\n%s",
+				     mode_dt(dir->mode), key_text(f, BTREE_ID_DIRENTS, k)))
+				batch_delete(f, PROB_dirent_in_non_dir, BTREE_ID_DIRENTS, pos, true);
 			goto next;
 		}
-		run_step(&f->run, cur, k->k.p.offset);
+		run_step(&f->run, cur, pos.offset);
 		if (k->k.type != BCH_DIRENT || bch_dirent_decode(k, &d))
 			goto next;	/* whiteouts only extend the run; invalid keys: key pass */
+		seen_inum(f, d.d_inum);
 
-		if (hash_ok &&
-		    !check_hash_pos(f, BTREE_ID_DIRENTS, k, bch_dirent_hash(&hinfo, d.name, d.name_len),
-				    0, d.name, d.name_len))
-			goto next;
+		if (hash_ok) {
+			hash = bch_dirent_hash(&hinfo, d.name, d.name_len);
+			if (moved_has(f, pos)) {
+				/* put here by a repair: checked and counted at its old place */
+				run_seen(&f->run, hash, 0, d.name, d.name_len);
+				goto next;
+			}
+			hp = check_hash_pos(f, BTREE_ID_DIRENTS, k, hash, 0, d.name, d.name_len);
+			if (hp == HP_DUP_FIX)
+				entry_remove(f, PROB_hash_duplicate, BTREE_ID_DIRENTS, &hinfo, pos);
+			if (hp == HP_DUP || hp == HP_DUP_FIX)
+				goto next;
+		}
 
 		if (cur == BCACHEFS_ROOT_INO && name_is(&d, "lost+found")) {
 			f->lf_dirent = true;
@@ -524,43 +1285,74 @@ static int pass_dirents(struct fsck_fs *f)
 		}
 
 		if (!d.name_len) {
-			/* TODO(repair): hash-delete the dirent. */
-			fsck_fix(f->s, PROB_dirent_empty_name, "empty dirent:\n%s",
-				 key_text(f, BTREE_ID_DIRENTS, k));
+			if (fsck_fix(f->s, PROB_dirent_empty_name, "empty dirent:\n%s",
+				     key_text(f, BTREE_ID_DIRENTS, k)))
+				entry_remove(f, PROB_dirent_empty_name, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
 			goto next;
 		}
 		if (name_is(&d, ".") || name_is(&d, "..")) {
-			/* TODO(repair): hash-delete the dirent. */
-			fsck_fix(f->s, PROB_dirent_dot, "%s dirent:\n%s",
-				 d.name_len == 1 ? "." : "..", key_text(f, BTREE_ID_DIRENTS, k));
+			if (fsck_fix(f->s, PROB_dirent_dot, "%s dirent:\n%s",
+				     d.name_len == 1 ? "." : "..", key_text(f, BTREE_ID_DIRENTS, k)))
+				entry_remove(f, PROB_dirent_dot, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
 			goto next;
 		}
 		if (d.d_inum == cur) {
-			/* TODO(repair): hash-delete the dirent. */
-			fsck_fix(f->s, PROB_dirent_self, "dirent points to own directory:\n%s",
-				 key_text(f, BTREE_ID_DIRENTS, k));
+			if (fsck_fix(f->s, PROB_dirent_self, "dirent points to own directory:\n%s",
+				     key_text(f, BTREE_ID_DIRENTS, k)))
+				entry_remove(f, PROB_dirent_self, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
 			goto next;
 		}
 		target = inode_find(f, d.d_inum);
 		if (!target) {
-			/* TODO(repair): hash-delete the dirent. */
-			fsck_fix(f->s, PROB_dirent_missing_inode, "dirent points to missing inode:\n%s",
-				 key_text(f, BTREE_ID_DIRENTS, k));
+			if (fsck_fix(f->s, PROB_dirent_missing_inode, "dirent points to missing inode:\n%s",
+				     key_text(f, BTREE_ID_DIRENTS, k)))
+				entry_remove(f, PROB_dirent_missing_inode, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
 			goto next;
 		}
-		if (d.d_type != fi_dt(target))
-			/* TODO(repair): rewrite the dirent with the right d_type. */
-			fsck_fix(f->s, PROB_dirent_bad_d_type, "incorrect d_type: should be %u:\n%s",
-				 fi_dt(target), key_text(f, BTREE_ID_DIRENTS, k));
+		d_type = d.d_type;
+		if (d.d_type != fi_dt(target) &&
+		    fsck_fix(f->s, PROB_dirent_bad_d_type, "incorrect d_type: should be %u:\n%s",
+			     fi_dt(target), key_text(f, BTREE_ID_DIRENTS, k)))
+			d_type = fi_dt(target);
+
+		at = pos.offset;
+		if (hp == HP_MOVE || d_type != d.d_type) {
+			struct hash_name n = { 0, d.name, d.name_len };
+			uint8_t val[2048];
+			const void *v = k->v;
+			unsigned v_bytes = k->v_bytes;
+			int r;
+
+			if (d_type != d.d_type) {
+				v_bytes = (unsigned)bch_dirent_encode(d.d_inum, d_type, d.name, d.name_len,
+								      val, sizeof(val));
+				v = val;
+			}
+			r = entry_fix(f, hp == HP_MOVE ? PROB_hash_wrong_offset : PROB_dirent_bad_d_type,
+				      hp == HP_MOVE && d_type != d.d_type ? PROB_dirent_bad_d_type : -1,
+				      BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos, hash, &n, v, v_bytes,
+				      hp == HP_MOVE, &at);
+			if (r == 1)
+				goto next;	/* a duplicate of an entry on its probe sequence: deleted */
+			if (!r && hp == HP_MOVE && at > pos.offset) {
+				moved_add(f, POS_H(cur, at));
+				restart = true;
+			}
+		}
 
 		inc_sat(&target->count);
 		if (fi_is_dir(target)) {
 			inc_sat(&dir->dir_count);
-			add_edge(f, dir, target);
+			add_edge(f, dir, target, at);
+		}
+		if (restart) {
+			iter_restart(f, &iter, BTREE_ID_DIRENTS, POS_H(cur, pos.offset + 1));
+			continue;
 		}
 next:
 		bch_btree_iter_advance(&iter);
 	}
+	batch_flush(f);
 	return iter_end(f, &iter, ret);
 }
 
@@ -579,68 +1371,155 @@ static int pass_xattrs(struct fsck_fs *f)
 	struct fsck_inode *fi = NULL;
 	struct bch_hash_info hinfo;
 	uint64_t cur = 0;
-	bool have_cur = false, hash_ok = false, reported = false;
+	bool have_cur = false, hash_ok = false, reported = false, fixing = false;
 	int ret;
 
 	f->run.active = false;
+	moved_reset(f);
 	bch_btree_iter_init(&iter, f->c, BTREE_ID_XATTRS, POS_H(BCACHEFS_ROOT_INO, 0), &f->err);
 	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
 		struct bch_xattr_h x;
+		struct bpos_h pos = k->k.p;
+		struct hash_name n;
+		enum hash_pos hp;
+		uint64_t hash, at;
 
-		if (k->k.p.inode < BCACHEFS_ROOT_INO)
+		if (pos.inode < BCACHEFS_ROOT_INO)
 			goto next;
-		if (!have_cur || k->k.p.inode != cur) {
+		if (!have_cur || pos.inode != cur) {
 			have_cur = true;
-			cur	 = k->k.p.inode;
+			cur	 = pos.inode;
 			fi	 = inode_find(f, cur);
-			hash_ok	 = fi && !bch_hash_info_init(&hinfo, (fi->flags >> 20) & 0xf,
-							     fi->hash_seed);
+			hash_ok	 = fi && fi_hash_info(fi, &hinfo);
 			reported = false;
+			fixing	 = false;
 			f->run.active = false;
+			seen_inum(f, cur);
 		}
 		if (!fi) {
 			if (!reported)
-				/* TODO(repair): delete every xattr key of this inode number. */
-				fsck_fix(f->s, PROB_xattr_missing_inode,
-					 "xattr for missing inode %" PRIu64 ":\n%s",
-					 cur, key_text(f, BTREE_ID_XATTRS, k));
+				fixing = fsck_fix(f->s, PROB_xattr_missing_inode,
+						  "xattr for missing inode %" PRIu64 ":\n%s",
+						  cur, key_text(f, BTREE_ID_XATTRS, k));
+			if (fixing)	/* every key of that inode number */
+				batch_delete(f, PROB_xattr_missing_inode, BTREE_ID_XATTRS, pos, !reported);
 			reported = true;
 			goto next;
 		}
-		run_step(&f->run, cur, k->k.p.offset);
+		run_step(&f->run, cur, pos.offset);
 		if (k->k.type != BCH_XATTR || bch_xattr_decode(k, &x) || !hash_ok)
 			goto next;
-		check_hash_pos(f, BTREE_ID_XATTRS, k,
-			       bch_xattr_hash(&hinfo, x.x_type, x.name, x.name_len),
-			       x.x_type, x.name, x.name_len);
+		hash = bch_xattr_hash(&hinfo, x.x_type, x.name, x.name_len);
+		if (moved_has(f, pos)) {
+			run_seen(&f->run, hash, x.x_type, x.name, x.name_len);
+			goto next;
+		}
+		hp = check_hash_pos(f, BTREE_ID_XATTRS, k, hash, x.x_type, x.name, x.name_len);
+		if (hp == HP_DUP_FIX)
+			entry_remove(f, PROB_hash_duplicate, BTREE_ID_XATTRS, &hinfo, pos);
+		if (hp != HP_MOVE)
+			goto next;
+		n = (struct hash_name) { x.x_type, x.name, x.name_len };
+		if (!entry_fix(f, PROB_hash_wrong_offset, -1, BTREE_ID_XATTRS, &hinfo, pos, hash, &n,
+			       k->v, k->v_bytes, true, &at) && at > pos.offset) {
+			moved_add(f, POS_H(cur, at));
+			iter_restart(f, &iter, BTREE_ID_XATTRS, POS_H(cur, pos.offset + 1));
+			continue;
+		}
 next:
 		bch_btree_iter_advance(&iter);
 	}
+	batch_flush(f);
 	return iter_end(f, &iter, ret);
 }
 
 /* ---- pass 4: root directory ------------------------------------------------------- */
 
+static void set_dir_mode(struct bch_inode_unpacked *u, const void *arg)
+{
+	(void)arg;
+	u->bi_mode = DIR_MODE;
+}
+
+
 /*
  * Checks that inode 4096 exists and is a directory. A root whose mode
- * says otherwise was already treated as a directory by the passes before
- * (its repair restores the directory mode, keeping its dirents).
+ * says otherwise was already treated as a directory by the passes before:
+ * the repair restores the directory mode (S_IFDIR | 0755), keeping its
+ * dirents, hash seed and the rest. A missing root is created empty (its
+ * dirents went with the dirents pass: what they pointed to is reattached
+ * to lost+found).
  * Leaves: the lost+found dirent to the next pass.
  */
 static int pass_root(struct fsck_fs *f)
 {
 	struct fsck_inode *root = inode_find(f, BCACHEFS_ROOT_INO);
 
-	if (!root)
-		/* TODO(repair): create the root directory (40 §40.5.8). */
-		fsck_fix(f->s, PROB_root_missing, "root directory missing");
-	else if (mode_dt(root->mode) != BCH_DT_DIR)
-		/* TODO(repair): set the root's mode to a directory (S_IFDIR | 0755), keeping its dirents. */
-		fsck_fix(f->s, PROB_root_not_dir, "root inode not a directory (mode %o)", root->mode);
+	if (!root || (root->state & FI_VIRTUAL))
+		return 0;	/* missing: reported (and created) before the other passes */
+	if (mode_dt(root->mode) != BCH_DT_DIR) {
+		if (fsck_fix(f->s, PROB_root_not_dir, "root inode not a directory (mode %o)", root->mode) &&
+		    !inode_rewrite(f, PROB_root_not_dir, root->inum, set_dir_mode, NULL)) {
+			root->mode = DIR_MODE;
+			root->state &= (uint8_t)~FI_FORCE_DIR;
+		}
+	}
 	return 0;
 }
 
 /* ---- pass 5: lost+found ------------------------------------------------------------- */
+
+/*
+ * Create lost+found (40 §40.8.6): a new directory inode (numbered above
+ * every inode number in use), its dirent in the root (replacing one of
+ * that name), the root's nlink + 1. An inode the old dirent pointed to
+ * loses that link (the link count pass reattaches it if it has no other).
+ */
+static void create_lostfound(struct fsck_fs *f, enum bch_problem p)
+{
+	struct fsck_inode *root = inode_find(f, BCACHEFS_ROOT_INO), *old, *lf;
+	struct bch_inode_unpacked ru, lu;
+	struct btree_trans t;
+	uint64_t inum = f->next_inum, slot;
+	int ret;
+
+	if (!root || (root->state & FI_VIRTUAL) || mode_dt(root->mode) != BCH_DT_DIR) {
+		repair_failed(f, p, "the root is missing or not a directory\n");
+		return;
+	}
+	if (inode_read(f, BCACHEFS_ROOT_INO, &ru)) {
+		repair_failed(f, p, "the root inode cannot be read back\n");
+		return;
+	}
+	dir_inode_new(f, &lu, inum, &ru);
+	ru.bi_nlink++;
+	bch_trans_init(&t, f->c);
+	inode_put(&t, &lu);
+	inode_put(&t, &ru);
+	ret = dirent_add(f, &t, root, "lost+found", inum, BCH_DT_DIR, true, &slot);
+	if (ret) {
+		bch_trans_exit(&t);
+		repair_failed(f, p, "cannot add the dirent to the root\n");
+		return;
+	}
+	ret = fsck_commit(f->s, p, &t);
+	bch_trans_exit(&t);
+	if (ret)
+		return;
+
+	f->next_inum = inum + 1;
+	old = f->lf_dirent ? inode_find(f, f->lf_inum) : NULL;
+	if (old && old->count && !fi_is_dir(old))
+		old->count--;
+	lf = table_add(f, &lu);		/* appended: above every inode number */
+	root = inode_find(f, BCACHEFS_ROOT_INO);
+	root->nlink++;
+	lf->count = 1;
+	inc_sat(&root->dir_count);
+	add_edge(f, root, lf, slot);
+	f->lf_dirent = true;
+	f->lf_inum   = inum;
+}
 
 /*
  * Checks that the root holds a "lost+found" dirent to an existing
@@ -652,21 +1531,25 @@ static int pass_lostfound(struct fsck_fs *f)
 	struct fsck_inode *lf;
 
 	if (!inode_find(f, BCACHEFS_ROOT_INO))
-		return 0;	/* created with the root */
+		return 0;	/* root missing and not created */
 	if (!f->lf_dirent) {
-		/* TODO(repair): create lost+found (40 §40.8.6): new directory, dirent in the root, root nlink + 1. */
-		fsck_fix(f->s, PROB_lostfound_missing, "lost+found missing (no such dirent in the root directory)");
+		if (fsck_fix(f->s, PROB_lostfound_missing,
+			     "lost+found missing (no such dirent in the root directory)"))
+			create_lostfound(f, PROB_lostfound_missing);
 		return 0;
 	}
 	lf = inode_find(f, f->lf_inum);
-	if (!lf)
-		/* TODO(repair): create a new lost+found; its dirent replaces the dangling one. */
-		fsck_fix(f->s, PROB_lostfound_missing, "lost+found missing (its dirent points to missing inode %" PRIu64 ")",
-			 f->lf_inum);
-	else if (!fi_is_dir(lf))
-		/* TODO(repair): create a new lost+found directory; the old inode stays reachable under another name. */
-		fsck_fix(f->s, PROB_lostfound_not_dir, "lost+found inode %" PRIu64 " not a directory (mode %o)",
-			 lf->inum, lf->mode);
+	if (!lf) {
+		if (fsck_fix(f->s, PROB_lostfound_missing,
+			     "lost+found missing (its dirent points to missing inode %" PRIu64 ")",
+			     f->lf_inum))
+			create_lostfound(f, PROB_lostfound_missing);
+	} else if (!fi_is_dir(lf)) {
+		/* the old inode stays reachable: under its number in the new lost+found */
+		if (fsck_fix(f->s, PROB_lostfound_not_dir, "lost+found inode %" PRIu64 " not a directory (mode %o)",
+			     lf->inum, lf->mode))
+			create_lostfound(f, PROB_lostfound_not_dir);
+	}
 	return 0;
 }
 
@@ -678,11 +1561,44 @@ static int edge_cmp(const void *a, const void *b)
 
 	if (x->parent != y->parent)
 		return x->parent < y->parent ? -1 : 1;
-	return x->child < y->child ? -1 : x->child > y->child;
+	if (x->child != y->child)
+		return x->child < y->child ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;	/* the first dirent is kept */
 }
 
-/* Mark everything below @start reached (depth first, explicit stack). */
-static void walk_from(struct fsck_fs *f, uint32_t start, uint32_t **stack, size_t *stack_size)
+/*
+ * A dirent to directory @e->child met when the child was already reached:
+ * the child keeps the link it was reached by (or, for the top of a walk,
+ * its new one in lost+found) and this dirent goes, when that is being
+ * fixed: its multiple links, or its reattachment (@top: the loop it
+ * closes).
+ */
+static void extra_link(struct fsck_fs *f, const struct fsck_edge *e, uint32_t top)
+{
+	struct fsck_inode *c = &f->inodes[e->child], *p = &f->inodes[e->parent];
+	struct bch_hash_info h;
+	enum bch_problem prob;
+
+	if (c->state & FI_FIX_LINKS)
+		prob = PROB_dir_multiple_links;
+	else if (e->child == top)
+		prob = PROB_dir_unreachable;
+	else
+		return;
+	if (!entry_remove(f, prob, BTREE_ID_DIRENTS, fi_hash_info(p, &h) ? &h : NULL,
+			  POS_H(p->inum, e->offset))) {
+		c->count--;
+		p->dir_count--;
+	}
+}
+
+/*
+ * Mark everything below @start reached (depth first, explicit stack); the
+ * dirents to directories already reached are extra links (extra_link()).
+ * @top: @start when it was just reattached, else IDX_NONE.
+ */
+static void walk_from(struct fsck_fs *f, uint32_t start, uint32_t top,
+		      uint32_t **stack, size_t *stack_size)
 {
 	size_t sp = 0;
 
@@ -696,8 +1612,10 @@ static void walk_from(struct fsck_fs *f, uint32_t start, uint32_t **stack, size_
 		for (uint32_t e = d->first_edge; e < d->first_edge + d->nr_edges; e++) {
 			uint32_t c = f->edges[e].child;
 
-			if (f->inodes[c].state & FI_REACHED)
+			if (f->inodes[c].state & FI_REACHED) {
+				extra_link(f, &f->edges[e], top);
 				continue;
+			}
 			f->inodes[c].state |= FI_REACHED;
 			if (sp == *stack_size) {
 				*stack_size *= 2;
@@ -716,6 +1634,10 @@ static void walk_from(struct fsck_fs *f, uint32_t start, uint32_t **stack, size_
  * at all, or a directory of a loop that no path from the root enters;
  * reattaching it to lost+found makes what is below it reachable too, so
  * that is not reported again.
+ * Repairs: a directory keeps the dirent it is first reached by, the
+ * others go; an unreachable top gets a dirent in lost+found named after
+ * its number (lost+found's nlink + 1), and the dirent closing its loop,
+ * if any, goes.
  * Leaves: non-directory inodes with no dirent (orphans) to the link count
  * pass; it judges every directory as having one link once repaired.
  */
@@ -727,9 +1649,10 @@ static int pass_dirs(struct fsck_fs *f)
 	size_t i, e;
 
 	if (!root)
-		return 0;	/* everything is below the root that the repair creates */
+		return 0;	/* root missing and not created: nothing to walk from */
 
-	qsort(f->edges, f->nr_edges, sizeof(*f->edges), edge_cmp);
+	if (f->nr_edges)
+		qsort(f->edges, f->nr_edges, sizeof(*f->edges), edge_cmp);
 	for (e = 0; e < f->nr_edges; e++) {
 		struct fsck_inode *p = &f->inodes[f->edges[e].parent];
 
@@ -740,39 +1663,42 @@ static int pass_dirs(struct fsck_fs *f)
 
 	for (i = 0; i < f->nr_inodes; i++) {
 		struct fsck_inode *d = &f->inodes[i];
+		bool fix = false;
 
 		if (!fi_is_dir(d))
 			continue;
 		if (d == root && d->count)
-			/* TODO(repair): remove the dirents that point to the root. */
-			fsck_fix(f->s, PROB_dir_multiple_links,
-				 "root directory has %u dirents pointing to it (it must have none)",
-				 d->count);
+			fix = fsck_fix(f->s, PROB_dir_multiple_links,
+				       "root directory has %u dirents pointing to it (it must have none)",
+				       d->count);
 		else if (d != root && d->count > 1)
-			/* TODO(repair): keep the first dirent reached from the root, remove the others. */
-			fsck_fix(f->s, PROB_dir_multiple_links,
-				 "directory %" PRIu64 " has multiple hardlinks: %u dirents point to it",
-				 d->inum, d->count);
+			fix = fsck_fix(f->s, PROB_dir_multiple_links,
+				       "directory %" PRIu64 " has multiple hardlinks: %u dirents point to it",
+				       d->inum, d->count);
+		if (fix)
+			d->state |= FI_FIX_LINKS;
 	}
 
 	stack = xmalloc(stack_size * sizeof(*stack));
-	walk_from(f, fi_idx(f, root), &stack, &stack_size);
+	walk_from(f, fi_idx(f, root), IDX_NONE, &stack, &stack_size);
 
 	/* Tops with no dirent. */
 	for (i = 0; i < f->nr_inodes; i++) {
 		struct fsck_inode *d = &f->inodes[i];
+		bool fixed;
 
 		if (!fi_is_dir(d) || (d->state & FI_REACHED) || d->count)
 			continue;
-		/* TODO(repair): reattach to lost+found (dirent named after the inum, lost+found nlink + 1). */
-		fsck_fix(f->s, PROB_dir_unreachable,
-			 "unreachable directory found (inum %" PRIu64 "): no dirent points to it", d->inum);
-		walk_from(f, (uint32_t)i, &stack, &stack_size);
+		fixed = fsck_fix(f->s, PROB_dir_unreachable,
+				 "unreachable directory found (inum %" PRIu64 "): no dirent points to it", d->inum) &&
+			!reattach(f, PROB_dir_unreachable, d->inum);
+		walk_from(f, (uint32_t)i, fixed ? (uint32_t)i : IDX_NONE, &stack, &stack_size);
 	}
 	/* Loops: follow parents up to a directory met twice, which is on the loop. */
 	for (i = 0; i < f->nr_inodes; i++) {
 		struct fsck_inode *d = &f->inodes[i];
 		uint32_t x = (uint32_t)i, y;
+		bool fixed;
 
 		if (!fi_is_dir(d) || (d->state & FI_REACHED))
 			continue;
@@ -784,17 +1710,42 @@ static int pass_dirs(struct fsck_fs *f)
 			f->inodes[y].state &= (uint8_t)~FI_WALK;
 		if (x == IDX_NONE || (f->inodes[x].state & FI_REACHED))
 			x = (uint32_t)i;	/* cannot happen: the walks above would have reached it */
-		/* TODO(repair): reattach to lost+found, removing the dirent that closes the loop. */
-		fsck_fix(f->s, PROB_dir_unreachable,
-			 "unreachable directory found (inum %" PRIu64 "): in a loop of directories not connected to the root",
-			 f->inodes[x].inum);
-		walk_from(f, x, &stack, &stack_size);
+		fixed = fsck_fix(f->s, PROB_dir_unreachable,
+				 "unreachable directory found (inum %" PRIu64 "): in a loop of directories not connected to the root",
+				 f->inodes[x].inum) &&
+			!reattach(f, PROB_dir_unreachable, f->inodes[x].inum);
+		walk_from(f, x, fixed ? x : IDX_NONE, &stack, &stack_size);
 	}
 	free(stack);
 	return 0;
 }
 
 /* ---- pass 7: link counts ----------------------------------------------------------------- */
+
+static void set_nlink(struct bch_inode_unpacked *u, const void *arg)
+{
+	uint64_t want = *(const uint64_t *)arg, bias = mode_dt(u->bi_mode) == BCH_DT_DIR ? 2 : 1;
+
+	u->bi_nlink = (uint32_t)(want > bias ? want - bias : 0);
+}
+
+struct size_fix {
+	uint64_t	size;
+	uint64_t	sectors;
+	uint32_t	clear;		/* flags to clear */
+	bool		set_size, set_sectors;
+};
+
+static void apply_size_fix(struct bch_inode_unpacked *u, const void *arg)
+{
+	const struct size_fix *x = arg;
+
+	if (x->set_size)
+		u->bi_size = x->size;
+	if (x->set_sectors)
+		u->bi_sectors = x->sectors;
+	u->bi_flags &= ~x->clear;
+}
 
 /*
  * Checks, for every inode, its stored link count against the dirents kept
@@ -803,6 +1754,10 @@ static int pass_dirs(struct fsck_fs *f)
  * dirent); that non-directories have at least one dirent (orphans); and
  * that I_SIZE_DIRTY and I_SECTORS_DIRTY are clear (they are left set only
  * by an interrupted truncate or fallocate).
+ * Repairs: I_SIZE_DIRTY: i_size raised to cover the data of its extents
+ * (nothing is discarded), flag cleared; I_SECTORS_DIRTY: bi_sectors set
+ * to the recount, flag cleared; orphans reattached to lost+found (never
+ * deleted); nlink stored as counted.
  * Last pass: leaves nothing.
  */
 static int pass_nlinks(struct fsck_fs *f)
@@ -813,35 +1768,62 @@ static int pass_nlinks(struct fsck_fs *f)
 		struct fsck_inode *fi = &f->inodes[i];
 		uint64_t expected, have = fi_nlink(fi);
 
-		if (fi->flags & BCH_INODE_I_SIZE_DIRTY)
-			/* TODO(repair): truncate the extents past round_up(i_size, 4096), recount bi_sectors, clear the flag. */
-			fsck_fix(f->s, PROB_inode_i_size_dirty, "%sinode %" PRIu64 " has i_size dirty (i_size %" PRIu64 ")",
-				 clean, fi->inum, fi->size);
-		if (fi->flags & BCH_INODE_I_SECTORS_DIRTY)
-			/* TODO(repair): set bi_sectors to the recount, clear the flag. */
-			fsck_fix(f->s, PROB_inode_i_sectors_dirty,
-				 "%sinode %" PRIu64 " has i_sectors dirty (i_sectors %" PRIu64 ", counted %" PRIu64 ")",
-				 clean, fi->inum, fi->sectors, fi->sectors_found);
+		if (fi->state & FI_VIRTUAL)
+			continue;	/* the missing root: reported */
+
+		if ((fi->flags & BCH_INODE_I_SIZE_DIRTY) &&
+		    fsck_fix(f->s, PROB_inode_i_size_dirty, "%sinode %" PRIu64 " has i_size dirty (i_size %" PRIu64 ")",
+			     clean, fi->inum, fi->size)) {
+			struct extent_sum sum;
+			struct size_fix x = { .clear = BCH_INODE_I_SIZE_DIRTY };
+
+			extents_scan(f, fi->inum, &sum);
+			if (sum.data_end > size_limit(f, fi->size)) {
+				x.set_size = true;
+				x.size = sum.data_end > UINT64_MAX / 512 ? UINT64_MAX : sum.data_end * 512;
+			}
+			if (!inode_rewrite(f, PROB_inode_i_size_dirty, fi->inum, apply_size_fix, &x)) {
+				fi->flags &= ~(uint32_t)BCH_INODE_I_SIZE_DIRTY;
+				if (x.set_size)
+					fi->size = x.size;
+			}
+		}
+		if ((fi->flags & BCH_INODE_I_SECTORS_DIRTY) &&
+		    fsck_fix(f->s, PROB_inode_i_sectors_dirty,
+			     "%sinode %" PRIu64 " has i_sectors dirty (i_sectors %" PRIu64 ", counted %" PRIu64 ")",
+			     clean, fi->inum, fi->sectors, fi->sectors_found)) {
+			struct size_fix x = {
+				.clear = BCH_INODE_I_SECTORS_DIRTY,
+				.set_sectors = true, .sectors = fi->sectors_found,
+			};
+
+			if (!inode_rewrite(f, PROB_inode_i_sectors_dirty, fi->inum, apply_size_fix, &x)) {
+				fi->flags &= ~(uint32_t)BCH_INODE_I_SECTORS_DIRTY;
+				fi->sectors = fi->sectors_found;
+			}
+		}
 
 		if (fi_is_dir(fi)) {
 			if (fi->count > 1)
-				continue;	/* multiple links reported; recount after the repair */
+				continue;	/* multiple links reported, not fixed */
 			expected = 2 + (uint64_t)fi->dir_count;
 		} else {
 			if (!fi->count) {
-				/* TODO(repair): reattach to lost+found if it holds data, else delete the inode (40 §40.5.10). */
-				fsck_fix(f->s, PROB_inode_unreachable,
-					 "%sfound orphaned inode %" PRIu64 " (type %u, i_nlink %" PRIu64 ", no dirent points to it)",
-					 clean, fi->inum, fi_dt(fi), have);
+				/* reattached, not deleted: its data may matter (the link count is set with it) */
+				if (fsck_fix(f->s, PROB_inode_unreachable,
+					     "%sfound orphaned inode %" PRIu64 " (type %u, i_nlink %" PRIu64 ", no dirent points to it)",
+					     clean, fi->inum, fi_dt(fi), have))
+					reattach(f, PROB_inode_unreachable, fi->inum);
 				continue;
 			}
 			expected = fi->count;
 		}
-		if (have != expected)
-			/* TODO(repair): store nlink = expected - bias and rewrite the inode. */
-			fsck_fix(f->s, PROB_inode_nlink_wrong,
-				 "%sinode %" PRIu64 " has wrong i_nlink (type %u i_nlink %" PRIu64 ", should be %" PRIu64 ")",
-				 clean, fi->inum, fi_dt(fi), have, expected);
+		if (have != expected &&
+		    fsck_fix(f->s, PROB_inode_nlink_wrong,
+			     "%sinode %" PRIu64 " has wrong i_nlink (type %u i_nlink %" PRIu64 ", should be %" PRIu64 ")",
+			     clean, fi->inum, fi_dt(fi), have, expected) &&
+		    !inode_rewrite(f, PROB_inode_nlink_wrong, fi->inum, set_nlink, &expected))
+			fi->nlink = (uint32_t)(expected - (fi_is_dir(fi) ? 2 : 1));
 	}
 	return 0;
 }
@@ -868,15 +1850,22 @@ int bch_fsck_fs(struct bch_fs *c, struct fsck_state *s)
 		.s		= s,
 		.clean		= c->sb && BCH_SB_CLEAN(c->sb),
 		.block_bytes	= c->block_size * 512,
+		.next_inum	= BCACHEFS_ROOT_INO + 1,
 		.err		= PRINTBUF,
 		.key		= PRINTBUF,
 	};
 	int ret;
 
+	bch_trans_init(&f.batch, c);
 	ret = load_inodes(&f);
+	if (!ret && !f.stop)
+		ret = check_root_missing(&f);
 	for (size_t i = 0; i < ARRAY_SIZE(fs_passes) && !ret && !f.stop && !s->cancelled; i++)
 		ret = fs_passes[i].fn(&f);
 
+	batch_flush(&f);
+	bch_trans_exit(&f.batch);
+	free(f.moved);
 	free(f.inodes);
 	free(f.edges);
 	free(f.run.slots);

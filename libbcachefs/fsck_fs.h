@@ -3,9 +3,8 @@
  * fsck, filesystem level (spec 40 §40.8) and allocation (spec 30 §6)
  * checks. Both run after the node and key passes of fsck.c, over the
  * live keys (journal laid over the nodes); every finding goes through
- * fsck_fix() (problems.h). Detection only for now: each fsck_fix() site
- * carries a TODO for the repair, which needs the transactional write
- * engine.
+ * fsck_fix() (problems.h), and the repairs are transactions of the update
+ * engine (btree_update.h) committed with fsck_commit() (fsck.h).
  */
 #ifndef BCH_FSCK_FS_H
 #define BCH_FSCK_FS_H
