@@ -603,3 +603,16 @@ void bch_sb_field_replace(struct bch_sb **sbp, unsigned type, const void *field,
 	sb->u64s = cpu_to_le32((uint32_t)((total + bytes - old - sizeof(struct bch_sb)) / 8));
 	*sbp = sb;
 }
+
+/* fsck repairs (issue #5) */
+bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen)
+{
+	struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
+
+	if (!d || !d->b || bucket >= d->nbuckets)
+		return false;
+	d->b[bucket].gen	= gen;
+	d->b[bucket].gen_valid	= true;
+	d->b[bucket].gen_dirty	= true;
+	return true;
+}

@@ -150,6 +150,13 @@ int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
 /* The bucket holds nothing any more (its gen stays; the next use bumps it). */
 void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket);
 
+/*
+ * Set the gen of a bucket (fsck: a pointer's gen is newer than its
+ * bucket's, or the bucket had no alloc key): the gen is then known and
+ * its alloc key dirty. False when there is no such bucket. (issue #5)
+ */
+bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen);
+
 /* Every gen change is in the alloc btree now. */
 void bch_alloc_clear_dirty(struct bch_allocator *a);
 

@@ -29,6 +29,13 @@ struct freed_bucket {
 	uint64_t	bucket;
 };
 
+/* A node to rewrite at the next checkpoint (bch_fs_rw_force_rewrite()). */
+struct rw_forced {
+	unsigned	btree_id;
+	unsigned	level;
+	struct bpos_h	max;		/* the node's pointer key position */
+};
+
 struct bch_fs_rw {
 	struct bch_allocator	a;
 	struct bch_journal_writer jw;
@@ -49,6 +56,11 @@ struct bch_fs_rw {
 	size_t			nr_freed, size_freed;
 
 	struct bch_rw_stats	stats;
+
+	/* fsck (issue #5): nodes to rewrite at the next checkpoint */
+	struct rw_forced	*forced;
+	size_t			nr_forced, size_forced;
+	bool			force_checkpoint;	/* gens/replicas changed outside commits */
 };
 
 bool bch_fs_rw(const struct bch_fs *c)
@@ -250,6 +262,7 @@ static void rw_free(struct bch_fs *c)
 		free(rw->mem[i]);
 	free(rw->mem);
 	free(rw->freed);
+	free(rw->forced);
 	bch_journal_writer_exit(&rw->jw);
 	bch_alloc_exit(&rw->a);
 	free(rw);
@@ -598,6 +611,135 @@ static void free_node_space(struct bch_fs *c, const struct bkey_ref *ptr)
 	rw->stats.nodes_freed++;
 }
 
+/* ---- forced rewrites (fsck, issue #5) ------------------------------------ */
+
+void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level,
+			     struct bpos_h max)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	if (!rw)
+		return;
+	for (size_t i = 0; i < rw->nr_forced; i++)
+		if (rw->forced[i].btree_id == btree_id && rw->forced[i].level == level &&
+		    !bpos_cmp(rw->forced[i].max, max))
+			return;
+	if (rw->nr_forced == rw->size_forced) {
+		rw->size_forced = rw->size_forced ? 2 * rw->size_forced : 8;
+		rw->forced = xrealloc(rw->forced, rw->size_forced * sizeof(*rw->forced));
+	}
+	rw->forced[rw->nr_forced++] = (struct rw_forced) {
+		.btree_id = btree_id, .level = level, .max = max,
+	};
+}
+
+bool bch_fs_rw_set_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t gen)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	if (!rw || !bch_alloc_set_gen(&rw->a, dev, bucket, gen))
+		return false;
+	rw->force_checkpoint = true;
+	return true;
+}
+
+bool bch_fs_rw_bucket_gen(const struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t *gen)
+{
+	const struct bch_dev_alloc *d;
+
+	if (!c->rw || dev >= BCH_ALLOC_MAX_DEVS || !(d = c->rw->a.devs[dev]) || !d->b ||
+	    bucket >= d->nbuckets)
+		return false;
+	*gen = d->b[bucket].gen;
+	return true;
+}
+
+void bch_fs_rw_mark_in_use(struct bch_fs *c, unsigned btree_id, const struct bkey_ref *k)
+{
+	if (c->rw && btree_id == BTREE_ID_EXTENTS &&
+	    (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED))
+		mark_extent(c->rw, k);
+}
+
+void bch_fs_rw_want_checkpoint(struct bch_fs *c)
+{
+	if (c->rw)
+		c->rw->force_checkpoint = true;
+}
+
+bool bch_fs_rw_replicas_add(struct bch_fs *c, unsigned data_type, uint64_t devs)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	if (!rw)
+		return false;
+	bch_replicas_add(&rw->a.replicas, data_type, devs);
+	rw->force_checkpoint = true;
+	return true;
+}
+
+/* Is a node forced at a level <= @level with its position in [@min, @max]? */
+static bool forced_in(struct bch_fs *c, unsigned id, unsigned level, struct bpos_h min,
+		      struct bpos_h max)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	for (size_t i = 0; i < rw->nr_forced; i++)
+		if (rw->forced[i].btree_id == id && rw->forced[i].level <= level &&
+		    bpos_cmp(rw->forced[i].max, min) >= 0 && bpos_cmp(rw->forced[i].max, max) <= 0)
+			return true;
+	return false;
+}
+
+static bool forced_is(struct bch_fs *c, unsigned id, unsigned level, struct bpos_h max)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	for (size_t i = 0; i < rw->nr_forced; i++)
+		if (rw->forced[i].btree_id == id && rw->forced[i].level == level &&
+		    !bpos_cmp(rw->forced[i].max, max))
+			return true;
+	return false;
+}
+
+/*
+ * A forced node that cannot be read: nodes at @level covering [@min, @max]
+ * from the overlay keys only. Its buckets are not released: what they
+ * hold is not known.
+ */
+static int rebuild_lost_node(struct bch_fs *c, unsigned id, unsigned level,
+			     struct bpos_h min, struct bpos_h max,
+			     struct bulk_keys *out, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct node_arena *arena = node_arena_new();
+	struct bulk_keys cur = { 0 };
+	struct bkey_ref *keys = NULL;
+	size_t nr = 0;
+	int ret;
+
+	bch_btree_overlay(c, id, min, max, NULL, 0, arena, &keys, &nr);
+	ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, 0, min, max, keys, nr, 0, &cur, err);
+	for (unsigned l = 1; !ret && l <= level; l++) {
+		struct bulk_keys up = { 0 };
+
+		rw->stats.nodes_written += cur.nr;
+		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, l, min, max,
+					   cur.k, cur.nr, 0, &up, err);
+		bulk_keys_exit(&cur);
+		cur = up;
+	}
+	if (!ret) {
+		rw->stats.nodes_written += cur.nr;
+		for (size_t i = 0; i < cur.nr; i++)
+			bulk_keys_add(out, &cur.k[i].k, cur.k[i].v, cur.k[i].v_bytes);
+	}
+	bulk_keys_exit(&cur);
+	free(keys);
+	node_arena_free(arena);
+	return ret;
+}
+
 /*
  * Replace the node @ptr points to (btree @id, @level, range [@min, @max])
  * by new nodes holding its keys with the overlay laid over them; append
@@ -620,15 +762,42 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 	int ret;
 
 	ret = bch_btree_node_get(c, ptr, &exp, &n, err);
+	if (ret && forced_is(c, id, level, max)) {
+		printbuf_reset(err);	/* fsck reported it */
+		return rebuild_lost_node(c, id, level, min, max, out, err);
+	}
 	if (ret) {
 		pr_buf(err, "btree %s level %u: node unreadable, cannot update it\n",
 		       bch_btree_id_str(id), level);
 		return ret;
 	}
 
+	if (level && !n->nr_keys) {
+		/* fsck (issue #5): an interior node that lost every child pointer */
+		bch_btree_node_put(c, n);
+		ret = rebuild_lost_node(c, id, level, min, max, out, err);
+		if (!ret)
+			free_node_space(c, ptr);
+		return ret;
+	}
 	if (!level) {
+		const struct bkey_ref *nk = n->keys;
+		size_t nr_nk = n->nr_keys;
+
+		/*
+		 * fsck (issue #5): a damaged node may hold keys outside the range
+		 * its parent gives it; they cannot be written into it (fsck
+		 * re-inserted them through the overlay, which puts them where
+		 * they belong). Extents are cut at the range by the overlay.
+		 */
+		if (forced_in(c, id, level, min, max)) {
+			while (nr_nk && bpos_cmp(nk->k.p, min) < 0)
+				nk++, nr_nk--;
+			while (nr_nk && bpos_cmp(nk[nr_nk - 1].k.p, max) > 0)
+				nr_nk--;
+		}
 		arena = node_arena_new();
-		bch_btree_overlay(c, id, min, max, n->keys, n->nr_keys, arena, &merged, &nr_merged);
+		bch_btree_overlay(c, id, min, max, nk, nr_nk, arena, &merged, &nr_merged);
 		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, 0, min, max,
 					   merged, nr_merged, 0, out, err);
 	} else {
@@ -638,7 +807,8 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 			const struct bkey_ref *ck = &n->keys[i];
 			struct bpos_h cmax = i + 1 == n->nr_keys ? max : ck->k.p;
 
-			if (bch_btree_journal_keys_in(c, id, cmin, cmax))
+			if (bch_btree_journal_keys_in(c, id, cmin, cmax) ||
+			    forced_in(c, id, level - 1, cmin, cmax))
 				ret = rewrite_node(c, id, ck, level - 1, cmin, cmax, &keys, err);
 			else
 				bulk_keys_add(&keys, &ck->k, ck->v, ck->v_bytes);
@@ -698,7 +868,8 @@ static int rewrite_btree(struct bch_fs *c, unsigned id, struct printbuf *err)
 	struct bulk_keys ptrs = { 0 };
 	int ret;
 
-	if (!bch_btree_journal_keys_in(c, id, POS_H_MIN, POS_H_MAX))
+	if (!bch_btree_journal_keys_in(c, id, POS_H_MIN, POS_H_MAX) &&
+	    !forced_in(c, id, UINT32_MAX, POS_H_MIN, POS_H_MAX))
 		return 0;
 	if (r->present) {
 		struct bkey_ref root = r->key;
@@ -849,6 +1020,8 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 		return ret;
 	}
 	rw->last_seq = rw->jw.seq;
+	rw->nr_forced = 0;
+	rw->force_checkpoint = false;
 	overlay_clear(c);
 	for (size_t i = 0; i < rw->nr_freed; i++)
 		bch_alloc_release(&rw->a, rw->freed[i].dev, rw->freed[i].bucket);
@@ -870,7 +1043,7 @@ int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem left as its journal says (an earlier write failed)\n");
 		return -EIO;
 	}
-	if (c->journal.nr_keys || rw->unclean)
+	if (c->journal.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint)
 		ret = bch_fs_checkpoint(c, err);
 	if (!ret && rw->unclean)
 		ret = sb_write_all(c, true, err);

@@ -119,6 +119,47 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err);
 /* Write the overlay into the btrees now (see above). */
 int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err);
 
+/*
+ * ---- for fsck's repairs (issue #5) ----
+ *
+ * Rewrite the node of btree @btree_id at @level whose pointer key is at
+ * @max (a root: its level and POS_H_MAX) at the next checkpoint, even when
+ * the overlay has no key in its range: its keys as read (the reader has
+ * dropped what it could not use) with the overlay laid over them go to
+ * new nodes. A node that cannot be read is rebuilt from the overlay keys
+ * alone (re-insert what can be salvaged first), at the same level over
+ * the same range; its buckets are not released (what they hold is not
+ * known). bch_fs_rw_stop() runs a checkpoint when a rewrite is pending.
+ */
+void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level,
+			     struct bpos_h max);
+/*
+ * Set the gen of bucket @bucket of @dev in the allocator: the next
+ * checkpoint writes its alloc key (bch_fs_rw_stop() then runs one).
+ * False when the engine is not started or there is no such bucket.
+ */
+bool bch_fs_rw_set_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t gen);
+/* The allocator's gen of a bucket; false when unknown. */
+bool bch_fs_rw_bucket_gen(const struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t *gen);
+/*
+ * Add replicas entry {@data_type, @devs} (bit d = device d): the
+ * superblocks carry it from the next checkpoint (bch_fs_rw_stop() then
+ * runs one).
+ */
+bool bch_fs_rw_replicas_add(struct bch_fs *c, unsigned data_type, uint64_t devs);
+/*
+ * The space key @k of btree @btree_id points to is in use (extents: their
+ * live pointers' buckets): keys salvaged from a node that could not be
+ * read at start, so that nothing is allocated over their data.
+ */
+void bch_fs_rw_mark_in_use(struct bch_fs *c, unsigned btree_id, const struct bkey_ref *k);
+/*
+ * Have bch_fs_rw_stop() run a checkpoint even with nothing changed: the
+ * btrees then hold what the journal said and new journal entries
+ * supersede the old ones (bad journal entries found at open).
+ */
+void bch_fs_rw_want_checkpoint(struct bch_fs *c);
+
 /* Counters, for tests and -v output. */
 struct bch_rw_stats {
 	uint64_t	commits;

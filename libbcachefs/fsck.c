@@ -9,6 +9,28 @@
  *   2. keys: every live key (with the journal laid over the nodes) passes
  *      its type's value checks and comes in strictly increasing order.
  *
+ * Repairs (fsck -y), through the update engine:
+ *   - a node with problems (bad checksum, invalid keys dropped, bsets
+ *     ignored, topology...) that could be read is rewritten at the
+ *     checkpoint (bch_fs_rw_force_rewrite()) with the keys the reader
+ *     kept; a leaf's keys are also re-inserted, so that keys outside the
+ *     range its parent gives it go where they belong;
+ *   - a node that cannot be read as its parent says (bad magic, header
+ *     naming another btree, level or range) is salvaged: read as its
+ *     header says, else with the header patched to what the parent says,
+ *     and its keys (a subtree's leaf keys for an interior node) re-inserted
+ *     and marked in use; its range is then rebuilt. What cannot be
+ *     salvaged is lost, and said so (an unreadable root: the btree is
+ *     rebuilt empty; the alloc btree is rebuilt from the recount anyway);
+ *   - an invalid key (in this filesystem's context): an extent keeps the
+ *     pointers inside the member devices when what is left is valid; else
+ *     the key is deleted (whiteout; for an extent a discard over its own
+ *     range, never reaching the key before it);
+ *   - keys out of order at the iterator: re-inserted;
+ *   - journal and superblock problems found at open: a checkpoint (the
+ *     journal's keys go into the btrees, every superblock copy is
+ *     written).
+ *
  * Filesystem-level checks (inodes, dirents, link counts...) and repairs
  * build on these and come after them.
  */
@@ -17,13 +39,17 @@
 #include "bkey_types.h"
 #include "btree.h"
 #include "btree_update.h"
+#include "node.h"
 #include "errcode.h"
+#include "extents.h"
 #include "format.h"
 #include "fs.h"
 #include "fsck_fs.h"
 #include "problems.h"
 #include "util.h"
 
+#include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct fsck_pass {
@@ -70,31 +96,50 @@ static enum bch_problem open_msg_problem(const char *msg)
 
 /*
  * Each line of @msgs becomes one reported problem: @fallback when >= 0,
- * else what @classify says the line describes.
+ * else what @classify says the line describes. Returns the number of
+ * lines fsck_fix() said to fix.
  */
-static void report_lines_as(struct fsck_state *s, struct printbuf *msgs,
-			    enum bch_problem (*classify)(const char *), int fallback)
+static unsigned report_lines_as(struct fsck_state *s, struct printbuf *msgs,
+				enum bch_problem (*classify)(const char *), int fallback)
 {
 	char *p = msgs->buf;
+	unsigned nr_fix = 0;
 
 	while (p && *p) {
 		char *nl = strchrnul(p, '\n');
 		bool last = !*nl;
 
 		*nl = 0;
-		if (*p)
-			fsck_fix(s, fallback >= 0 ? (enum bch_problem)fallback : classify(p),
-				 "%s", p);
+		if (*p && fsck_fix(s, fallback >= 0 ? (enum bch_problem)fallback : classify(p),
+				   "%s", p))
+			nr_fix++;
 		if (last)
 			break;
 		p = nl + 1;
 	}
 	printbuf_reset(msgs);
+	return nr_fix;
 }
 
-static void report_lines(struct fsck_state *s, struct printbuf *msgs, int fallback)
+static unsigned report_lines(struct fsck_state *s, struct printbuf *msgs, int fallback)
 {
-	report_lines_as(s, msgs, node_msg_problem, fallback);
+	return report_lines_as(s, msgs, node_msg_problem, fallback);
+}
+
+/* A line saying what a repair does (not a problem: not counted). */
+static void fsck_info(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fsck_info(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
+{
+	struct printbuf buf = PRINTBUF;
+	va_list args;
+
+	va_start(args, fmt);
+	pr_vbuf(&buf, fmt, args);
+	va_end(args);
+	if (s->ops.report)
+		s->ops.report(s->ops.priv, p, printbuf_str(&buf));
+	printbuf_exit(&buf);
 }
 
 void bch_fsck_report_open(struct fsck_state *s, struct printbuf *msgs)
@@ -103,42 +148,467 @@ void bch_fsck_report_open(struct fsck_state *s, struct printbuf *msgs)
 }
 
 struct node_walk {
+	struct bch_fs		*c;
 	struct fsck_state	*s;
 	struct printbuf		*err;
+	/* messages of an ancestor read before the node visited: said at its visit */
+	struct printbuf		pending[BTREE_ITER_MAX_DEPTH];
 	unsigned long		nr_nodes;
 };
+
+static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v);
+static void salvage_keys(struct fsck_state *s, struct bch_fs *c, unsigned id,
+			 const struct btree_node_h *n, struct btree_trans *t, unsigned depth);
+static const char *key_repair(struct bch_fs *c, unsigned id, const struct bkey_ref *k,
+			      struct bpos_h prev, bool have_prev, const struct bkey_fs_ctx *ctx,
+			      struct btree_trans *t);
+
+/*
+ * A readable node that is rewritten: the rewrite keeps only the keys
+ * inside the range its parent gives it, so a leaf's keys are re-inserted
+ * through the overlay (those outside go where they belong). An interior
+ * node whose last child pointer does not end at the node's end (pointers
+ * after it were lost): that child's range grows to the end, so its keys
+ * are re-inserted and it is rebuilt over the new range.
+ */
+static void node_keep_keys(struct node_walk *w, const struct btree_node_visit *v,
+			   struct bpos_h max)
+{
+	struct bch_fs *c = w->c;
+	const struct btree_node_h *n = v->n;
+	struct btree_trans t;
+
+	if (w->s->read_only || !bch_fs_rw(c) || !n->nr_keys)
+		return;
+	bch_trans_init(&t, c);
+	if (!v->level) {
+		salvage_keys(w->s, c, v->btree_id, n, &t, 0);
+	} else if (bpos_cmp(n->keys[n->nr_keys - 1].k.p, max)) {
+		const struct bkey_ref *last = &n->keys[n->nr_keys - 1];
+		struct btree_node_expect exp = {
+			.btree_id = v->btree_id, .level = v->level - 1,
+			.min_key = n->nr_keys > 1 ? bpos_successor(v->btree_id, n->keys[n->nr_keys - 2].k.p)
+						  : n->min_key,
+			.max_key = last->k.p,
+		};
+		struct btree_node_h *child;
+		struct printbuf scratch = PRINTBUF;
+
+		if (!bch_btree_node_get(c, last, &exp, &child, &scratch)) {
+			salvage_keys(w->s, c, v->btree_id, child, &t, 0);
+			bch_btree_node_put(c, child);
+		}
+		printbuf_exit(&scratch);
+		bch_fs_rw_force_rewrite(c, v->btree_id, v->level - 1, max);
+	}
+	if (t.nr)
+		fsck_commit(w->s, PROB_btree_node_bset_invalid, &t);
+	bch_trans_exit(&t);
+}
+
+/*
+ * Repair of a node with problems: the node is rewritten at the checkpoint
+ * (bch_fs_rw_force_rewrite()) with the keys the reader could use (it
+ * dropped invalid keys and ignored what it could not parse; bsets with bad
+ * checksums are used when no copy verifies). A node that cannot be read
+ * as its parent says is salvaged if it can be (node_salvage()), else
+ * rebuilt empty over its range: what it held is lost and said so (the
+ * filesystem passes then see what is missing: unreachable inodes go to
+ * lost+found...). The alloc btree is rebuilt from the allocation recount
+ * at every checkpoint.
+ */
+static void node_repair(struct node_walk *w, const struct btree_node_visit *v)
+{
+	struct bpos_h max = v->level == v->root_level || !v->ptr ? POS_H_MAX : v->ptr->k.p;
+	const char *btree = bch_btree_id_str(v->btree_id);
+	size_t salvaged;
+
+	bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, max);
+	if (v->n && v->level && !v->n->nr_keys)
+		fsck_info(w->s, PROB_btree_node_bset_invalid,
+			  "btree %s level %u node at %llu:%llu: no child pointer left: the nodes below it are lost, its range is rebuilt empty (plus the journal's keys)",
+			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset);
+	else if (v->n) {
+		node_keep_keys(w, v, max);
+		fsck_info(w->s, PROB_btree_node_bset_invalid,
+			  "btree %s level %u node at %llu:%llu: rewritten with the keys that could be used",
+			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset);
+	}
+	else if (v->btree_id == BTREE_ID_ALLOC)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "btree alloc level %u node at %llu:%llu: unreadable: the alloc btree is rebuilt from the allocation recount",
+			  v->level, (unsigned long long)max.inode, (unsigned long long)max.offset);
+	else if ((salvaged = node_salvage(w, v)))
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "btree %s level %u node at %llu:%llu: salvaged (read despite its header): %zu keys re-inserted, its range rewritten",
+			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset,
+			  salvaged);
+	else if (v->level == v->root_level)
+		fsck_info(w->s, PROB_btree_root_unreadable,
+			  "btree %s: root (level %u) unreadable: every key of the btree is lost, it is rebuilt empty (plus the journal's keys)",
+			  btree, v->level);
+	else
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "btree %s level %u node at %llu:%llu: unreadable: its keys%s are lost, its range is rebuilt empty (plus the journal's keys)",
+			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset,
+			  v->level ? " and the nodes below it" : "");
+}
+
+static struct bpos_h hdr_bpos(const uint8_t *p)
+{
+	return (struct bpos_h) {
+		.snapshot	= get_le32_unaligned(p),
+		.offset		= get_le64_unaligned(p + 4),
+		.inode		= get_le64_unaligned(p + 12),
+	};
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+	uint64_t le = cpu_to_le64(v);
+
+	memcpy(p, &le, 8);
+}
+
+static void hdr_set_bpos(uint8_t *p, struct bpos_h pos)
+{
+	uint32_t snap = cpu_to_le32(pos.snapshot);
+
+	memcpy(p, &snap, 4);
+	put_le64(p + 4, pos.offset);
+	put_le64(p + 12, pos.inode);
+}
+
+/* Parse copy @p of node @v: as its header says, or (@patch) as its parent says. */
+static struct btree_node_h *node_salvage_read(struct bch_fs *c, const struct btree_node_visit *v,
+					      const struct btree_ptr_h *p, bool patch)
+{
+	size_t bytes = (size_t)c->btree_node_size * 512;
+	uint8_t *d = xmalloc(bytes);
+	struct btree_node_ctx ctx;
+	struct btree_node_expect exp = { .btree_id = v->btree_id, .level = v->level };
+	struct btree_node_h *n = NULL;
+	struct printbuf scratch = PRINTBUF;
+	uint64_t flags;
+
+	if (bch_dev_read(c, p->dev, d, bytes, p->offset)) {
+		free(d);
+		return NULL;
+	}
+	flags = get_le64_unaligned(d + offsetof(struct btree_node, flags));
+	exp.min_key = hdr_bpos(d + offsetof(struct btree_node, min_key));
+	exp.max_key = hdr_bpos(d + offsetof(struct btree_node, max_key));
+	if (patch) {
+		/* BTREE_NODE_ID (bits 0-3), BTREE_NODE_LEVEL (4-7) */
+		flags = (flags & ~0xffULL) | (v->btree_id & 0xf) | ((v->level & 0xf) << 4);
+		put_le64(d + offsetof(struct btree_node, flags), flags);
+		exp.max_key = v->ptr->k.p;
+		if (bpos_cmp(exp.min_key, exp.max_key) > 0)
+			exp.min_key = POS_H_MIN;
+		hdr_set_bpos(d + offsetof(struct btree_node, min_key), exp.min_key);
+		hdr_set_bpos(d + offsetof(struct btree_node, max_key), exp.max_key);
+	} else if ((flags & 0xf) != v->btree_id || ((flags >> 4) & 0xf) != v->level) {
+		free(d);
+		return NULL;
+	}
+	btree_node_ctx_init(&ctx, c);
+	if (patch)
+		put_le64(d + offsetof(struct btree_node, magic), ctx.magic);
+	if (btree_node_parse(&ctx, &exp, d, bytes, "salvage", &n, &scratch))	/* takes @d */
+		n = NULL;
+	printbuf_exit(&scratch);
+	return n;
+}
+
+/*
+ * The leaf keys of node @n (its subtree for an interior node: children
+ * that cannot be read are lost) into @t.
+ */
+static void salvage_keys(struct fsck_state *s, struct bch_fs *c, unsigned id,
+			 const struct btree_node_h *n, struct btree_trans *t, unsigned depth)
+{
+	struct bpos_h cmin = n->min_key;
+	struct bkey_fs_ctx ctx;
+	struct printbuf why = PRINTBUF;
+
+	bch_fs_key_ctx(c, &ctx);
+	ctx.bucket_gen = NULL;		/* staleness is GC's business */
+
+	for (size_t k = 0; k < n->nr_keys; k++) {
+		const struct bkey_ref *ck = &n->keys[k];
+
+		if (!n->level) {
+			if (bkey_is_whiteout(&ck->k))
+				continue;
+			printbuf_reset(&why);
+			if (bch_bkey_validate_fs(id, 0, ck, &ctx, &why)) {
+				/* a transaction takes only valid keys: the key's repair instead */
+				struct btree_trans rt;
+				const char *what;
+
+				bch_trans_init(&rt, c);
+				what = key_repair(c, id, ck, POS_H_MIN, false, &ctx, &rt);
+				if (fsck_fix(s, PROB_btree_key_invalid, "%s (%s)", printbuf_str(&why), what))
+					for (size_t i = 0; i < rt.nr; i++) {
+						bch_fs_rw_mark_in_use(c, id, &rt.u[i].k);
+						bch_trans_update(t, rt.u[i].btree_id, &rt.u[i].k.k,
+								 rt.u[i].k.v, rt.u[i].k.v_bytes);
+					}
+				bch_trans_exit(&rt);
+				continue;
+			}
+			/* its node may not have been readable at start: its space is in use */
+			bch_fs_rw_mark_in_use(c, id, ck);
+			bch_trans_update(t, id, &ck->k, ck->v, ck->v_bytes);
+		} else if (depth < BTREE_ITER_MAX_DEPTH) {
+			struct btree_node_expect exp = {
+				.btree_id = id, .level = n->level - 1,
+				.min_key = cmin, .max_key = ck->k.p,
+			};
+			struct btree_node_h *child;
+			struct printbuf scratch = PRINTBUF;
+
+			if (!bch_btree_node_get(c, ck, &exp, &child, &scratch)) {
+				salvage_keys(s, c, id, child, t, depth + 1);
+				bch_btree_node_put(c, child);
+			}
+			printbuf_exit(&scratch);
+		}
+		cmin = bpos_successor(id, ck->k.p);
+	}
+	printbuf_exit(&why);
+}
+
+/*
+ * A node its parent's pointer cannot read (its header says another range
+ * or btree): read it as its header says, else with its header patched to
+ * what the parent says (btree id, magic, range; the bset checksums then
+ * fail: the keys are used anyway, each one validated), and re-insert its keys through a
+ * transaction, so the rewrite of its range keeps them (keys outside the
+ * range go where they belong). Not for encrypted filesystems (the header
+ * is encrypted). Returns the keys re-inserted.
+ */
+static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v)
+{
+	struct bch_fs *c = w->c;
+	struct btree_ptr_h p[BCH_REPLICAS_MAX];
+	int nr = v->ptr ? btree_ptr_decode(v->ptr, p, BCH_REPLICAS_MAX) : -1;
+	size_t salvaged = 0;
+
+	if (c->encrypted || !c->rw || w->s->read_only)
+		return 0;
+	for (unsigned patch = 0; patch < 2 && !salvaged; patch++)
+		for (int i = 0; i < nr && !salvaged; i++) {
+			struct btree_node_h *n;
+			struct btree_trans t;
+
+			if (p[i].dev >= BCH_FS_MAX_DEVS || !c->devs[p[i].dev] ||
+			    !(n = node_salvage_read(c, v, &p[i], patch)))
+				continue;
+			bch_trans_init(&t, c);
+			salvage_keys(w->s, c, v->btree_id, n, &t, 0);
+			salvaged = t.nr;
+			if (salvaged && fsck_commit(w->s, PROB_btree_node_unreadable, &t))
+				salvaged = 0;
+			bch_trans_exit(&t);
+			btree_node_free(n);
+		}
+	return salvaged;
+}
+
+/* The level a node reader message names ("... level L, key ..."), or -1. */
+static int msg_level(const char *line)
+{
+	const char *p = strstr(line, " level ");
+	char *end;
+	unsigned long l;
+
+	if (!p)
+		return -1;
+	l = strtoul(p + 7, &end, 10);
+	return end == p + 7 || l >= BTREE_ITER_MAX_DEPTH ? -1 : (int)l;
+}
+
+/*
+ * Keep in @w->err the lines about the node visited at @level, with those
+ * stashed for it before; lines about an ancestor (read before its
+ * children, visited after them) are stashed for its visit.
+ */
+static void sort_node_msgs(struct node_walk *w, unsigned level)
+{
+	struct printbuf mine = PRINTBUF;
+	char *p = w->err->buf;
+
+	if (level < BTREE_ITER_MAX_DEPTH && w->pending[level].pos) {
+		pr_str(&mine, printbuf_str(&w->pending[level]));
+		printbuf_reset(&w->pending[level]);
+	}
+	while (p && *p) {
+		char *nl = strchrnul(p, '\n');
+		bool last = !*nl;
+		int l;
+
+		*nl = 0;
+		l = msg_level(p);
+		if (l > (int)level)
+			pr_buf(&w->pending[l], "%s\n", p);
+		else if (*p)
+			pr_buf(&mine, "%s\n", p);
+		if (last)
+			break;
+		p = nl + 1;
+	}
+	printbuf_reset(w->err);
+	pr_str(w->err, printbuf_str(&mine));
+	printbuf_exit(&mine);
+}
 
 static int check_node(void *arg, const struct btree_node_visit *v)
 {
 	struct node_walk *w = arg;
+	int fallback = -1;
 
 	w->nr_nodes++;
+	sort_node_msgs(w, v->level);
 	if (!v->n && !w->err->pos)
 		pr_buf(w->err, "btree %s level %u: node cannot be read: %s\n",
 		       bch_btree_id_str(v->btree_id), v->level, bch_err_str(v->read_err));
-	report_lines(w->s, w->err, v->n ? -1 : (int)PROB_btree_node_unreadable);
+	if (!v->n)
+		fallback = v->level == v->root_level ? (int)PROB_btree_root_unreadable
+						     : (int)PROB_btree_node_unreadable;
+	if (report_lines(w->s, w->err, fallback))
+		node_repair(w, v);
 	return 0;
 }
 
 static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 {
 	struct printbuf err = PRINTBUF;
-	struct node_walk w = { .s = s, .err = &err };
+	struct node_walk w = { .c = c, .s = s, .err = &err };
 	int ret = 0;
+
+	for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++)
+		w.pending[l] = PRINTBUF;
+
+	/*
+	 * Nodes read by bch_fs_rw_start() are cached and their problems were
+	 * said there (to no one): read them again so that they are reported.
+	 */
+	if (c->rw)
+		bch_btree_cache_exit(c);
 
 	for (unsigned id = 0; id < BCH_NR_BTREES && !ret; id++) {
 		ret = bch_btree_walk_nodes(c, id, check_node, &w, &err);
-		report_lines(s, &err, ret ? (int)PROB_btree_root_unreadable : -1);
+		/* stashed lines whose node was never visited */
+		for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++) {
+			pr_str(&err, printbuf_str(&w.pending[l]));
+			printbuf_reset(&w.pending[l]);
+		}
+		/* what the walk could not give a node for: the root */
+		if (report_lines(s, &err, ret ? (int)PROB_btree_root_unreadable : -1) &&
+		    c->roots[id].present && c->roots[id].level < BTREE_ITER_MAX_DEPTH) {
+			struct btree_node_visit v = {
+				.btree_id = id, .level = c->roots[id].level,
+				.root_level = c->roots[id].level,
+			};
+
+			node_repair(&w, &v);
+		}
 		if (ret > 0)
 			ret = 0;
 		if (ret < 0) {
-			fsck_fix(s, PROB_btree_root_unreadable, "btree %s: cannot be walked: %s",
-				 bch_btree_id_str(id), bch_err_str(ret));
+			if (fsck_fix(s, PROB_btree_root_unreadable, "btree %s: cannot be walked: %s",
+				     bch_btree_id_str(id), bch_err_str(ret)) &&
+			    c->roots[id].present && c->roots[id].level < BTREE_ITER_MAX_DEPTH) {
+				struct btree_node_visit v = {
+					.btree_id = id, .level = c->roots[id].level,
+					.root_level = c->roots[id].level,
+				};
+
+				node_repair(&w, &v);
+			}
 			ret = 0;
 		}
 	}
+	for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++)
+		printbuf_exit(&w.pending[l]);
 	printbuf_exit(&err);
 	return ret;
+}
+
+/*
+ * Repair of key @k that fails its checks in this filesystem, into @t: an
+ * extent keeps the pointers that are on a member device and inside it
+ * (when what is left is valid), else the key is deleted: a whiteout at its
+ * position, for an extent a discard over its own range, which starts no
+ * earlier than the end of the key before it (@prev) so that no valid
+ * neighbour is cut. Returns what is done, for the message.
+ */
+static const char *key_repair(struct bch_fs *c, unsigned id, const struct bkey_ref *k,
+			      struct bpos_h prev, bool have_prev, const struct bkey_fs_ctx *ctx,
+			      struct btree_trans *t)
+{
+	if (id == BTREE_ID_EXTENTS && (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED) &&
+	    k->v && k->v_bytes) {
+		struct extent_entry_iter it;
+		struct extent_entry_h e;
+		uint64_t *v = xcalloc(k->v_bytes / 8 + 1, 8);
+		unsigned bytes = 0, kept = 0, dropped = 0;
+		int crc_off = -1, crc_bytes = 0, r;
+		struct bkey_ref nk = *k;
+		struct printbuf why = PRINTBUF;
+
+		extent_entry_iter_init(&it, k);
+		while ((r = extent_entry_iter_next(&it, &e)) > 0) {
+			struct bch_dev_geom g;
+			uint64_t sectors;
+
+			if (e.type != BCH_EXTENT_ENTRY_ptr) {
+				crc_off = (int)e.offset;
+				crc_bytes = (int)e.u64s * 8;
+				continue;
+			}
+			sectors = crc_off >= 0 && e.crc.compressed_size ? e.crc.compressed_size : k->k.size;
+			if (!ctx->dev_geom || !ctx->dev_geom(ctx->priv, e.ptr.dev, &g) ||
+			    e.ptr.offset < (uint64_t)g.first_bucket * g.bucket_size ||
+			    e.ptr.offset >= g.nbuckets * g.bucket_size ||
+			    sectors > g.nbuckets * g.bucket_size - e.ptr.offset) {
+				dropped++;
+				continue;
+			}
+			if (crc_off >= 0) {
+				memcpy((uint8_t *)v + bytes, (const uint8_t *)k->v + crc_off, (size_t)crc_bytes);
+				bytes += (unsigned)crc_bytes;
+				crc_off = -1;
+			}
+			memcpy((uint8_t *)v + bytes, (const uint8_t *)k->v + e.offset, 8);
+			bytes += 8;
+			kept++;
+		}
+		nk.v = v;
+		nk.v_bytes = bytes;
+		nk.k.u64s = (uint8_t)(BKEY_U64S_UNPACKED + bytes / 8);
+		if (!r && dropped && kept && !bch_bkey_validate_fs(id, 0, &nk, ctx, &why)) {
+			bch_trans_update(t, id, &k->k, v, bytes);
+			printbuf_exit(&why);
+			free(v);
+			return dropped > 1 ? "dropping the pointers outside the devices"
+					   : "dropping the pointer outside the devices";
+		}
+		printbuf_exit(&why);
+		free(v);
+	}
+	if (id == BTREE_ID_EXTENTS && k->k.size) {
+		uint64_t start = k->k.p.offset - k->k.size;
+
+		if (have_prev && prev.inode == k->k.p.inode && prev.offset > start)
+			start = prev.offset;
+		if (start < k->k.p.offset)
+			bch_trans_delete_extents(t, k->k.p.inode, start, k->k.p.offset);
+		return "deleting the extent";
+	}
+	bch_trans_delete(t, id, k->k.p);
+	return "deleting the key";
 }
 
 static int pass_keys(struct bch_fs *c, struct fsck_state *s)
@@ -161,14 +631,27 @@ static int pass_keys(struct bch_fs *c, struct fsck_state *s)
 			if (!first && bpos_cmp(k->k.p, prev) <= 0) {
 				printbuf_reset(&key);
 				bch_bkey_to_text(&key, id, 0, k, NULL);
-				fsck_fix(s, PROB_btree_keys_out_of_order,
-					 "btree %s: key out of order after %llu:%llu: %s",
-					 bch_btree_id_str(id), (unsigned long long)prev.inode,
-					 (unsigned long long)prev.offset, printbuf_str(&key));
+				if (fsck_fix(s, PROB_btree_keys_out_of_order,
+					     "btree %s: key out of order after %llu:%llu: %s (re-inserting it where it belongs)",
+					     bch_btree_id_str(id), (unsigned long long)prev.inode,
+					     (unsigned long long)prev.offset, printbuf_str(&key))) {
+					struct btree_trans t;
+
+					bch_trans_init(&t, c);
+					bch_trans_update(&t, id, &k->k, k->v, k->v_bytes);
+					fsck_commit(s, PROB_btree_keys_out_of_order, &t);
+					bch_trans_exit(&t);
+				}
 			}
 			if (bch_bkey_validate_fs(id, 0, k, &ctx, &key)) {
-				fsck_fix(s, PROB_btree_key_invalid, "%s",
-					 printbuf_str(&key));
+				struct btree_trans t;
+				const char *what;
+
+				bch_trans_init(&t, c);
+				what = key_repair(c, id, k, prev, !first, &ctx, &t);
+				if (fsck_fix(s, PROB_btree_key_invalid, "%s (%s)", printbuf_str(&key), what))
+					fsck_commit(s, PROB_btree_key_invalid, &t);
+				bch_trans_exit(&t);
 				printbuf_reset(&key);
 			}
 			prev = k->k.p;
@@ -210,10 +693,41 @@ int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t)
 	return ret;
 }
 
+/*
+ * Problems found at open and said to be fixed (bch_fsck_report_open() runs
+ * before the engine starts): the repair is a checkpoint, which puts what
+ * the journal said into the btrees, starts the journal afresh past the
+ * bad entries, and writes every superblock copy (a bad primary or backup
+ * is rewritten). Without a writable engine they are left.
+ */
+static void open_repairs(struct bch_fs *c, struct fsck_state *s)
+{
+	static const enum bch_problem open_probs[] = {
+		PROB_journal_entry_bad_csum, PROB_journal_entry_invalid,
+		PROB_journal_entries_missing, PROB_journal_key_invalid,
+		PROB_sb_primary_bad, PROB_sb_backup_bad,
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(open_probs); i++) {
+		enum bch_problem p = open_probs[i];
+
+		if (!s->fixed[p])
+			continue;
+		if (bch_fs_rw(c)) {
+			bch_fs_rw_want_checkpoint(c);
+			continue;
+		}
+		for (unsigned long n = s->fixed[p]; n; n--)
+			fsck_fix_failed(s, p, "the filesystem cannot be written");
+	}
+}
+
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv)
 {
 	int ret = 0;
+
+	open_repairs(c, s);
 
 	for (unsigned i = 0; i < ARRAY_SIZE(fsck_passes) && !ret && !s->cancelled; i++) {
 		if (progress)

@@ -56,6 +56,7 @@ struct bch_fs;
 	x(replicas_entry_missing,	406,	PROB_FIXABLE|PROB_PREEN,	"replicas entry missing from the superblock") \
 	x(alloc_key_wrong,		407,	PROB_FIXABLE|PROB_PREEN,	"alloc key does not match the bucket's use") \
 	x(ptr_gen_missing,		408,	PROB_FIXABLE|PROB_PREEN,	"pointer into a bucket with no alloc key") \
+	x(bucket_metadata_overlap,	409,	0,				"bucket holds two kinds of metadata") \
 	/* filesystem objects: 5xx */					\
 	x(extent_missing_inode,		501,	PROB_FIXABLE,			"extent for a missing inode") \
 	x(extent_non_regular,		502,	PROB_FIXABLE,			"extent for an inode that is not a regular file or symlink") \

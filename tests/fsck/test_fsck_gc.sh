@@ -8,7 +8,8 @@
 #
 # Missing replicas entries (30 §7.4) are planted by removing one entry from
 # every superblock copy of a copy of g3 (checksums recomputed); fsck -n
-# must report it and leave the image untouched.
+# must report it and leave the image untouched; fsck -y adds it back
+# (exit 1) and fsck -n is then clean.
 set -e
 . "$(dirname "$0")/../lib.sh"
 
@@ -32,6 +33,12 @@ nstale=$("$BCACHEFS" list -b extents "$g3" | grep -c "cached stale" || true)
 [ "$nstale" -ge 100 ] || fail "g3: expected stale cached pointers, list shows $nstale"
 "$BCACHEFS" fsck -n "$g3" > "$WORK/g3.out" 2>&1 || { cat "$WORK/g3.out"; fail "g3: fsck -n exited $?"; }
 no_gc_problems g3 "$g3"
+# fsck -y leaves the stale cached pointers alone and writes nothing
+cp --sparse=always "$g3" "$WORK/g3y.img"
+before=$(cksum < "$WORK/g3y.img")
+"$BCACHEFS" fsck -y "$WORK/g3y.img" > "$WORK/g3y.out" 2>&1 || { cat "$WORK/g3y.out"; fail "g3: fsck -y exited $?"; }
+[ "$before" = "$(cksum < "$WORK/g3y.img")" ] || fail "g3: fsck -y changed a clean image"
+rm -f "$WORK/g3y.img"
 
 # drop_replicas IMAGE DATA_TYPE: remove the first replicas entry of that
 # type from every superblock copy (crc32c superblocks only).
@@ -94,6 +101,15 @@ if command -v python3 >/dev/null; then
 		# one report per missing entry, not one per key
 		[ "$(grep -c "not marked as containing replicas" "$WORK/r$t.out")" = 1 ] ||
 			fail "replicas $t: reported more than once"
+		# fsck -y adds the entry to every superblock; fsck -n is then clean
+		set +e
+		"$BCACHEFS" fsck -y "$WORK/r$t.img" > "$WORK/r$t.y" 2>&1
+		rc=$?
+		set -e
+		cat "$WORK/r$t.y"
+		[ $rc = 1 ] || fail "replicas $t: fsck -y exit $rc, want 1"
+		"$BCACHEFS" fsck -n "$WORK/r$t.img" > "$WORK/r$t.n2" 2>&1 ||
+			{ cat "$WORK/r$t.n2"; fail "replicas $t: fsck -n after fsck -y exited $?"; }
 		rm -f "$WORK/r$t.img"
 	done
 else

@@ -1,5 +1,6 @@
 # The golden corrupted images: fsck -n reports each problem with the
-# fsck(8) exit code, names where it is, and leaves the image untouched.
+# fsck(8) exit code, names where it is, and leaves the image untouched;
+# fsck -y on a copy repairs it (exit 1) and fsck -n is then clean.
 set -e
 . "$(dirname "$0")/../lib.sh"
 check() {	# check IMAGE WANT_RC PATTERN
@@ -14,12 +15,36 @@ check() {	# check IMAGE WANT_RC PATTERN
 	[ "$before" = "$(stat -c '%y %z %s' "$img")" ] || fail "$1: image changed"
 	[ $rc = "$2" ] || fail "$1: exit $rc, want $2"
 	grep -q -- "$3" "$WORK/out" || fail "$1: no message matching '$3'"
+	[ -z "${4:-}" ] || repair "$1" "$img" "$4"
 	rm -f "$img"
 }
+# repair NAME IMAGE WANT_N_RC: fsck -y on a copy fixes what it reports (exit
+# 1), then fsck -n exits WANT_N_RC (0: clean)
+repair() {
+	cp --sparse=always "$2" "$WORK/copy.img"
+	set +e
+	"$BCACHEFS" fsck -y "$WORK/copy.img" > "$WORK/y.out" 2>&1
+	rc=$?
+	set -e
+	cat "$WORK/y.out"
+	crashed $rc && fail "$1: fsck -y crashed ($rc)"
+	[ $rc = 1 ] || fail "$1: fsck -y exit $rc, want 1"
+	grep -q "fixing" "$WORK/y.out" || fail "$1: fsck -y fixed nothing"
+	set +e
+	"$BCACHEFS" fsck -n "$WORK/copy.img" > "$WORK/n2.out" 2>&1
+	rc=$?
+	set -e
+	cat "$WORK/n2.out"
+	[ $rc = "$3" ] || fail "$1: fsck -n after fsck -y: exit $rc, want $3"
+	rm -f "$WORK/copy.img"
+}
 check corrupt-both-sb 8 "no valid superblock"
-check corrupt-primary-sb 4 "using the backup at sector"
-check corrupt-last-journal-entry 4 "entry seq 8: checksum bad"
-check corrupt-inode-btree-node 4 "sector 41984.*invalid checksum"
+check corrupt-primary-sb 4 "using the backup at sector" 0
+# the torn last entry is superseded by the repair's checkpoint, but its
+# bytes stay in the journal bucket and the journal reader still mentions
+# them (a journal.c change: not reporting superseded bad entries): 4
+check corrupt-last-journal-entry 4 "entry seq 8: checksum bad" 4
+check corrupt-inode-btree-node 4 "sector 41984.*invalid checksum" 0
 
 # the compressed-data images of g4 are clean
 for n in lz4 zstd; do
