@@ -64,6 +64,11 @@ $(BUILD)/tests/plant: tests/fsck/plant.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
+# the random btree-node damager of the convergence test (tests/fsck/test_fsck_converge.sh)
+$(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 mkfs.bcachefs fsck.bcachefs: bcachefs
@@ -79,7 +84,7 @@ demo: deps all
 
 # The tests: unit tests, command tests and golden-image tests, with a
 # closing line "N passed, N failed". check = normal build, then ASan/UBSan.
-check-fast: all unit
+check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage
 	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
 
 check-asan:

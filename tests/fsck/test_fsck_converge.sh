@@ -1,0 +1,210 @@
+# Convergence of fsck -y on randomly damaged images (issue 5, done-means 3).
+#
+# A generated tree (dirs, a few hundred files with data, symlinks,
+# hardlinks, xattrs) is put in a 16 MiB image by `format --source` (8k
+# btree nodes, so each btree has several nodes). For each seed,
+# build/tests/damage (tests/fsck/damage.c) overwrites a few random bytes in
+# the key area of one bset of one random btree node of a copy and
+# recomputes the bset checksum, so the damage reaches the key checks. Then:
+#   fsck -y, fsck -n; if -n is not clean, fsck -y and fsck -n again.
+# A seed fails when
+#   - fsck -n is still not clean after 2 repair runs (not converged),
+#   - a run crashes (exit >= 128, sanitizers included) or hangs (timeout),
+#   - fsck -y exits with the operational-error bit (8) without clearly
+#     refusing (a message saying it refuses / cannot repair),
+#   - `damage check` finds a regular file of the original, outside the
+#     damaged node's key range, missing or changed in the repaired image.
+# A summary is printed: seeds, converged in 1 run, in 2 runs, not converged
+# (seed and first message of each), crashes, hangs, lost files.
+#
+# The image is made anew on every run (format picks hash seeds and times),
+# so a seed number only reproduces the same damage on the same image: the
+# original image and every failing damaged image (before repair) are kept,
+# zstd-compressed, in $WORK/failures/ (the runner keeps $WORK on failure):
+#   zstd -d orig.img.zst; zstd -d seed-N.img.zst   # the damaged image
+#   bcachefs fsck -y seed-N.img; bcachefs fsck -n seed-N.img
+#   build/tests/damage orig.img 17   # the same damage again on orig.img
+#
+# Knobs: CONVERGE_SEEDS (default 500, TEST_QUICK: 50), CONVERGE_FIRST
+# (first seed, default 1), CONVERGE_TIMEOUT (seconds per run, default 20),
+# CONVERGE_XFAIL=0 to make the expected failures (below) fail too.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+top=$(cd "$TESTDIR/../.." && pwd)
+DAMAGE=${DAMAGE:-$top/build/tests/damage}
+if [ ! -x "$DAMAGE" ] || [ "$top/tests/fsck/damage.c" -nt "$DAMAGE" ]; then
+	make -s -C "$top" build/tests/damage > "$WORK/make.log" 2>&1 ||
+		{ cat "$WORK/make.log"; fail "cannot build the damage tool"; }
+	DAMAGE=$top/build/tests/damage
+fi
+command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
+
+if [ -n "${TEST_QUICK:-}" ]; then nseeds=${CONVERGE_SEEDS:-50}; else nseeds=${CONVERGE_SEEDS:-500}; fi
+first=${CONVERGE_FIRST:-1}
+tmo=${CONVERGE_TIMEOUT:-20}
+
+# Expected failures, while the repairs are being written (issue 5): one
+# line "KIND~REGEX~REASON" each. KIND is notconv (REGEX is matched against
+# "[BTREE MIN MAX] first message of the last fsck -n") or opfail (against
+# the first line of the fsck -y output), crash (against the sanitizer
+# message) or lost (against "[BTREE MIN MAX] lost: ..."); a hang never is.
+# Remove a line when its repair lands; CONVERGE_XFAIL=0 shows everything as
+# a failure.
+XFAIL=''
+
+# scratch images on tmpfs when there is one
+scratch=$(mktemp -d /dev/shm/bcachefs-converge.XXXXXX 2>/dev/null) || scratch=$(mktemp -d "$WORK/scratch.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+trap 'exit 1' HUP INT PIPE TERM
+mkdir -p "$WORK/failures"
+
+# ---- the source tree and the image ----
+python3 - "$WORK/src" <<'PY'
+import os, sys, random
+root = sys.argv[1]; r = random.Random(12345)
+os.makedirs(root, exist_ok=True)
+dirs = [root]
+for i in range(40):
+    d = os.path.join(r.choice(dirs), "d%02d" % i); os.mkdir(d); dirs.append(d)
+files = []
+for i in range(300):
+    f = os.path.join(r.choice(dirs), "f%03d" % i)
+    k = r.random()
+    n = 0 if k < 0.2 else r.randint(1, 600) if k < 0.6 else r.randint(600, 5000) if k < 0.9 else r.randint(5000, 70000)
+    with open(f, "wb") as fh:
+        fh.write(bytes(r.getrandbits(8) for _ in range(min(n, 256))) * (n // 256 + 1))
+        fh.truncate(n)
+    files.append(f)
+    if r.random() < 0.15:
+        try: os.setxattr(f, "user.t%d" % i, b"v" * r.randint(1, 60))
+        except OSError: pass
+for i in range(40):
+    t = os.path.relpath(r.choice(files), root) if i % 2 else "/x/" + "y" * r.randint(1, 100)
+    os.symlink(t, os.path.join(r.choice(dirs), "l%02d" % i))
+for i in range(30):
+    os.link(r.choice(files), os.path.join(r.choice(dirs), "h%02d" % i))
+for d in dirs[1:10]:
+    try: os.setxattr(d, "user.dir", b"x" * 20)
+    except OSError: pass
+for dp, dn, fn in os.walk(root, topdown=False):
+    for n in fn + dn:
+        os.utime(os.path.join(dp, n), (1500000000, 1500000000), follow_symlinks=False)
+PY
+[ $? = 0 ] || fail "cannot generate the source tree"
+
+orig=$scratch/orig.img
+truncate -s 16M "$orig"
+"$BCACHEFS" format -q -f --btree_node_size=8k --source="$WORK/src" "$orig" > "$WORK/format.out" 2>&1 ||
+	{ cat "$WORK/format.out"; fail "format --source failed"; }
+"$BCACHEFS" fsck -n "$orig" > "$WORK/orig.fsck" 2>&1 || { cat "$WORK/orig.fsck"; fail "the fresh image is not clean"; }
+zstd -q -1 "$orig" -o "$WORK/failures/orig.img.zst"
+echo "image: $(find "$WORK/src" | wc -l) source entries; $nseeds seeds from $first"
+
+# ---- the seeds ----
+n1=0 n2=0 nnot=0 ncrash=0 nhang=0 nop=0 nlost=0 nskip=0 nrefused=0 nxfail=0 nseen=0
+failures=$WORK/failures.txt
+: > "$failures"
+img=$scratch/t.img
+t0=$(date +%s)
+
+# record KIND SEED MESSAGE: one failure (or expected failure)
+record() {
+	_kind=$1 _seed=$2 _msg=$3 _x=""
+	if [ "${CONVERGE_XFAIL:-1}" != 0 ]; then
+		_x=$(printf '%s\n' "$XFAIL" | while IFS='~' read -r _k _re _why; do
+			[ "$_k" = "$_kind" ] || continue
+			if printf '%s\n' "$_msg" | grep -Eq -- "$_re"; then echo "$_why"; break; fi
+		done)
+	fi
+	if [ -n "$_x" ]; then
+		nxfail=$((nxfail + 1))
+		printf 'XFAIL %-8s seed %-5s %s\n' "$_kind" "$_seed" "$_msg" >> "$failures"
+		printf '%s\n' "$_x" >> "$scratch/xfail-reasons"
+	else
+		printf 'FAIL  %-8s seed %-5s %s\n' "$_kind" "$_seed" "$_msg" >> "$failures"
+		[ -f "$WORK/failures/seed-$_seed.img.zst" ] ||
+			zstd -q -1 "$scratch/damaged.img" -o "$WORK/failures/seed-$_seed.img.zst"
+		cp "$scratch/log" "$WORK/failures/seed-$_seed.log"
+	fi
+}
+
+seed=$first
+last=$((first + nseeds - 1))
+while [ "$seed" -le "$last" ]; do
+	cp --sparse=always "$orig" "$img"
+	"$DAMAGE" "$img" "$seed" > "$scratch/damage.out" 2>&1
+	rc=$?
+	if [ $rc = 77 ]; then nskip=$((nskip + 1)); seed=$((seed + 1)); continue; fi
+	[ $rc = 0 ] || { cat "$scratch/damage.out"; fail "damage tool failed on seed $seed ($rc)"; }
+	cp --sparse=always "$img" "$scratch/damaged.img"
+	nseen=$((nseen + 1))
+	cp "$scratch/damage.out" "$scratch/log"
+	set -- $(grep '^RANGE ' "$scratch/damage.out")
+	range="$2 $3 $4"
+
+	conv=0 bad=""
+	for run in 1 2; do
+		timeout "$tmo" "$BCACHEFS" fsck -y "$img" > "$scratch/y.out" 2>&1
+		rc=$?
+		{ echo "--- fsck -y run $run: exit $rc"; cat "$scratch/y.out"; } >> "$scratch/log"
+		if [ $rc = 124 ]; then bad=hang; msg="fsck -y run $run: no end after ${tmo}s"; break; fi
+		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -y run $run: exit $rc: $(grep -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/y.out")"; break; fi
+		if [ $((rc & 8)) != 0 ]; then
+			if grep -Eqi 'refus|cannot (be )?repair|not repairable|will not repair' "$scratch/y.out"; then
+				bad=refused; msg=$(grep -m1 -Ei 'refus|cannot (be )?repair|not repairable|will not repair' "$scratch/y.out")
+			else
+				bad=opfail; msg="fsck -y run $run: exit $rc: $(grep -v '^  ' "$scratch/y.out" | head -n 1)"
+			fi
+			break
+		fi
+		timeout "$tmo" "$BCACHEFS" fsck -n "$img" > "$scratch/n.out" 2>&1
+		rc=$?
+		{ echo "--- fsck -n after run $run: exit $rc"; cat "$scratch/n.out"; } >> "$scratch/log"
+		if [ $rc = 124 ]; then bad=hang; msg="fsck -n after run $run: no end after ${tmo}s"; break; fi
+		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -n after run $run: exit $rc: $(grep -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/n.out")"; break; fi
+		if [ $rc = 0 ]; then conv=$run; break; fi
+	done
+
+	case $bad in
+	hang)	nhang=$((nhang + 1)); record hang "$seed" "$msg";;
+	crash)	ncrash=$((ncrash + 1)); record crash "$seed" "$msg";;
+	opfail)	nop=$((nop + 1)); record opfail "$seed" "$msg";;
+	refused) nrefused=$((nrefused + 1)); printf 'REFUSED          seed %-5s %s\n' "$seed" "$msg" >> "$failures";;
+	*)
+		case $conv in
+		1) n1=$((n1 + 1));;
+		2) n2=$((n2 + 1));;
+		*) nnot=$((nnot + 1))
+		   record notconv "$seed" "[$range] $(grep -v '^  ' "$scratch/n.out" | head -n 1)";;
+		esac
+	esac
+
+	# files the damage did not touch must have survived, whatever happened
+	if [ "$bad" != hang ] && [ "$bad" != crash ]; then
+		timeout "$tmo" "$DAMAGE" check "$orig" "$img" $range > "$scratch/check.out" 2>&1
+		rc=$?
+		if [ $rc != 0 ]; then
+			cat "$scratch/check.out" >> "$scratch/log"
+			nlost=$((nlost + 1))
+			record lost "$seed" "[$range] $(head -n 1 "$scratch/check.out")"
+		fi
+	fi
+	seed=$((seed + 1))
+done
+secs=$(( $(date +%s) - t0 ))
+
+echo "seeds: $nseen damaged ($nskip skipped) in ${secs}s"
+echo "converged in 1 run: $n1"
+echo "converged in 2 runs: $n2"
+echo "refused clearly: $nrefused"
+echo "not converged: $nnot"
+echo "crashes: $ncrash, hangs: $nhang, operational errors: $nop"
+echo "seeds losing untouched files: $nlost"
+echo "expected failures (XFAIL): $nxfail"
+[ -f "$scratch/xfail-reasons" ] && sort "$scratch/xfail-reasons" | uniq -c | sed 's/^/  /'
+cat "$failures"
+nfail=$(grep -c '^FAIL' "$failures")
+[ "$nfail" = 0 ] || fail "$nfail seeds failed (images and logs in $WORK/failures)"
+rm -rf "$WORK/failures"
+exit 0
