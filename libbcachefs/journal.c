@@ -389,6 +389,12 @@ struct bkey_ref journal_bkey_ref(const struct bkey *k)
 struct jscan {
 	struct bch_fs		*c;
 	struct printbuf		*err;
+	/*
+	 * Set by the mount's read: what is wrong with a bad entry goes to the
+	 * callback (se.msg) instead of @err, which decides once it knows
+	 * whether the entry was still needed.
+	 */
+	bool			defer_bad;
 	journal_scan_fn		fn;
 	void			*ctx;
 
@@ -452,9 +458,14 @@ static int scan_bucket(struct jscan *s, unsigned idx, uint64_t *bucket_seq)
 		if (ret)
 			return ret;
 
+		struct printbuf msg = PRINTBUF;
+		struct printbuf *out = s->defer_bad ? &msg : s->err;
+
 		ret = bch_jset_check_header(j, left, s->magic, c->have_key,
-					    se.loc, s->err, &bytes);
+					    se.loc, out, &bytes);
 		if (ret == JSET_NONE) {
+			pr_str(s->err, printbuf_str(&msg));
+			printbuf_exit(&msg);
 			if (!saw_bad)
 				break;
 			off += s->block_bytes;
@@ -462,23 +473,30 @@ static int scan_bucket(struct jscan *s, unsigned idx, uint64_t *bucket_seq)
 		}
 		if (ret == JSET_OK) {
 			ret = bucket_ensure(s, off + bytes);
-			if (ret)
+			if (!ret)
+				ret = bch_jset_verify(j, bytes, &c->key, se.loc, out);
+			if (ret < 0) {
+				pr_str(s->err, printbuf_str(&msg));
+				printbuf_exit(&msg);
 				return ret;
-			ret = bch_jset_verify(j, bytes, &c->key, se.loc, s->err);
-			if (ret < 0)
-				return ret;
+			}
 		}
 		if (ret == JSET_BAD) {
-			c->journal.nr_errors++;
+			if (!s->defer_bad)
+				c->journal.nr_errors++;
 			saw_bad = true;
 			se.status = JSET_BAD;
 			se.j = j;
+			se.msg = printbuf_str(&msg);
 			ret = s->fn ? s->fn(s->ctx, &se) : 0;
+			printbuf_exit(&msg);
 			if (ret)
 				return ret;
 			off += s->block_bytes;
 			continue;
 		}
+		pr_str(s->err, printbuf_str(&msg));
+		printbuf_exit(&msg);
 
 		se.j = j;
 		se.bytes = bytes;
@@ -606,14 +624,15 @@ static int scan_dev(struct jscan *s, unsigned i)
 	return ret;
 }
 
-int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
-		     struct printbuf *err)
+static int journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
+			struct printbuf *err, bool defer_bad)
 {
 	struct jscan s = {
-		.c	= c,
-		.err	= err,
-		.fn	= fn,
-		.ctx	= ctx,
+		.c		= c,
+		.err		= err,
+		.defer_bad	= defer_bad,
+		.fn		= fn,
+		.ctx		= ctx,
 	};
 	unsigned i;
 	int ret;
@@ -633,12 +652,55 @@ int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
 	return 0;
 }
 
+int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
+		     struct printbuf *err)
+{
+	return journal_scan(c, fn, ctx, err, false);
+}
+
 /* ---- the replay list (spec 30 §2.5) ---------------------------------- */
 
 struct jread {
 	struct bch_fs		*c;
 	struct printbuf		*err;
+	/* bad entries, judged once the replay window is known */
+	struct bad_jset { uint64_t seq; char *msg; } *bad;
+	size_t			nr_bad;
 };
+
+/*
+ * A bad entry is a problem when it was needed: past the newest valid
+ * entry (a torn tail), or inside the replay window with no valid entry of
+ * its seq. The others were superseded (a torn write the journal went on
+ * from, a stale block of a bucket being reused, 30 §3.6).
+ */
+static bool have_entry(const struct journal_state *j, uint64_t seq)
+{
+	for (size_t i = 0; i < j->nr_entries; i++)
+		if (j->entries[i].seq == seq)
+			return true;
+	return false;
+}
+
+static void report_bad_entries(struct jread *r)
+{
+	struct journal_state *j = &r->c->journal;
+	const struct journal_entry_h *newest = j->nr_entries ? &j->entries[j->nr_entries - 1] : NULL;
+
+	for (size_t i = 0; i < r->nr_bad; i++) {
+		uint64_t seq = r->bad[i].seq;
+
+		if (!newest || seq > newest->seq ||
+		    (seq >= newest->last_seq && !have_entry(j, seq))) {
+			pr_str(r->err, r->bad[i].msg);
+			j->nr_errors++;
+		}
+		free(r->bad[i].msg);
+	}
+	free(r->bad);
+	r->bad = NULL;
+	r->nr_bad = 0;
+}
 
 static void entry_drop_front(struct journal_state *j, uint64_t last_seq)
 {
@@ -706,6 +768,13 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 	uint64_t seq, last_seq, newest_last;
 	size_t pos;
 
+	if (se->status == JSET_BAD) {
+		r->bad = xrealloc(r->bad, (r->nr_bad + 1) * sizeof(*r->bad));
+		r->bad[r->nr_bad].seq = le64_to_cpu(se->j->seq);
+		r->bad[r->nr_bad].msg = xstrdup(se->msg ?: "");
+		r->nr_bad++;
+		return 0;
+	}
 	if (se->status != JSET_OK)
 		return 0;
 
@@ -899,7 +968,8 @@ int bch_journal_read(struct bch_fs *c, struct printbuf *err)
 	if (!BCH_SB_INITIALIZED(c->sb))
 		return 0;	/* new filesystem: no journal yet (spec 30 §4.3) */
 
-	ret = bch_journal_scan(c, journal_offer, &r, err);
+	ret = journal_scan(c, journal_offer, &r, err, true);
+	report_bad_entries(&r);
 	if (ret)
 		goto err;
 

@@ -122,6 +122,7 @@ struct journal_scan_entry {
 	unsigned		bucket_idx;	/* ring index */
 	enum jset_status	status;
 	struct jset		*j;	/* JSET_OK/STALE: decrypted; BAD: raw header */
+	const char		*msg;	/* BAD, during the mount's read: what is wrong */
 	size_t			bytes;	/* jset_bytes (OK/STALE), else 0 */
 };
 
