@@ -740,6 +740,77 @@ static int rebuild_lost_node(struct bch_fs *c, unsigned id, unsigned level,
 	return ret;
 }
 
+static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *ptr,
+			unsigned level, struct bpos_h min, struct bpos_h max,
+			struct bulk_keys *out, struct printbuf *err);
+
+/*
+ * Leaves @ptrs[0..@nr) (consecutive children of one node, covering [@min,
+ * @max]) all have overlay keys: their keys with the overlay go into one
+ * run of new leaves, so leaves that shrank merge (20 §20.7.4). When one of
+ * them cannot be read, each is rewritten on its own instead.
+ */
+static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *ptrs,
+			  size_t nr, struct bpos_h min, struct bpos_h max,
+			  struct bulk_keys *out, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct btree_node_h **leaf = xcalloc(nr, sizeof(*leaf));
+	struct node_arena *arena = node_arena_new();
+	struct bkey_ref *all = NULL;
+	size_t nr_all = 0, i, got = 0, before = out->nr;
+	struct bpos_h cmin = min;
+	int ret = 0;
+
+	for (i = 0; i < nr; i++) {
+		struct bpos_h cmax = i + 1 == nr ? max : ptrs[i].k.p;
+		struct btree_node_expect exp = {
+			.btree_id = id, .level = 0, .min_key = cmin, .max_key = cmax,
+			.check_min = true,
+		};
+		struct bkey_ref *merged;
+		size_t nr_merged;
+
+		if (bch_btree_node_get(c, &ptrs[i], &exp, &leaf[i], err))
+			break;
+		got++;
+		bch_btree_overlay(c, id, cmin, cmax, leaf[i]->keys, leaf[i]->nr_keys, arena,
+				  &merged, &nr_merged);
+		all = xrealloc(all, (nr_all + nr_merged + 1) * sizeof(*all));
+		if (nr_merged)
+			memcpy(all + nr_all, merged, nr_merged * sizeof(*merged));
+		nr_all += nr_merged;
+		free(merged);
+		cmin = bpos_successor(id, ptrs[i].k.p);
+	}
+	if (got == nr) {
+		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, 0, min, max,
+					   all, nr_all, 0, out, err);
+		if (!ret) {
+			rw->stats.nodes_written += out->nr - before;
+			for (i = 0; i < nr; i++)
+				free_node_space(c, &ptrs[i]);
+		}
+	}
+	for (i = 0; i < got; i++)
+		bch_btree_node_put(c, leaf[i]);
+	free(leaf);
+	free(all);
+	node_arena_free(arena);
+
+	if (got < nr) {
+		/* one by one: an unreadable leaf gets the unreadable-node treatment */
+		cmin = min;
+		for (i = 0; i < nr && !ret; i++) {
+			struct bpos_h cmax = i + 1 == nr ? max : ptrs[i].k.p;
+
+			ret = rewrite_node(c, id, &ptrs[i], 0, cmin, cmax, out, err);
+			cmin = bpos_successor(id, ptrs[i].k.p);
+		}
+	}
+	return ret;
+}
+
 /*
  * Replace the node @ptr points to (btree @id, @level, range [@min, @max])
  * by new nodes holding its keys with the overlay laid over them; append
@@ -802,17 +873,36 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 					   merged, nr_merged, 0, out, err);
 	} else {
 		struct bpos_h cmin = min;
+		size_t i = 0;
 
-		for (size_t i = 0; i < n->nr_keys && !ret; i++) {
+		while (i < n->nr_keys && !ret) {
 			const struct bkey_ref *ck = &n->keys[i];
 			struct bpos_h cmax = i + 1 == n->nr_keys ? max : ck->k.p;
+			size_t j = i + 1;
 
-			if (bch_btree_journal_keys_in(c, id, cmin, cmax) ||
-			    forced_in(c, id, level - 1, cmin, cmax))
-				ret = rewrite_node(c, id, ck, level - 1, cmin, cmax, &keys, err);
-			else
+			if (!bch_btree_journal_keys_in(c, id, cmin, cmax) &&
+			    !forced_in(c, id, level - 1, cmin, cmax)) {
 				bulk_keys_add(&keys, &ck->k, ck->v, ck->v_bytes);
-			cmin = bpos_successor(id, ck->k.p);
+			} else if (level == 1 && !forced_in(c, id, 0, cmin, cmax)) {
+				/* a run of changed leaves is rebuilt as one: merges */
+				struct bpos_h gmax = cmax;
+
+				while (j < n->nr_keys) {
+					struct bpos_h nmin = bpos_successor(id, n->keys[j - 1].k.p);
+					struct bpos_h nmax = j + 1 == n->nr_keys ? max : n->keys[j].k.p;
+
+					if (!bch_btree_journal_keys_in(c, id, nmin, nmax) ||
+					    forced_in(c, id, 0, nmin, nmax))
+						break;
+					gmax = nmax;
+					j++;
+				}
+				ret = rewrite_leaves(c, id, n->keys + i, j - i, cmin, gmax, &keys, err);
+			} else {
+				ret = rewrite_node(c, id, ck, level - 1, cmin, cmax, &keys, err);
+			}
+			cmin = bpos_successor(id, n->keys[j - 1].k.p);
+			i = j;
 		}
 		if (!ret)
 			ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, level, min, max,

@@ -249,6 +249,64 @@ static void test_many_files(void **state)
 		run("cp --sparse=always %s %s/many.img", img, tmpdir);
 }
 
+/* ---- deleting most keys merges the leaves that shrank ---- */
+
+static int count_leaf(void *arg, const struct btree_node_visit *v)
+{
+	if (!v->level)
+		(*(size_t *)arg)++;
+	return 0;
+}
+
+static size_t count_leaves(struct bch_fs *c, unsigned id)
+{
+	size_t n = 0;
+
+	assert_int_equal(bch_btree_walk_nodes(c, id, count_leaf, &n, NULL), 0);
+	return n;
+}
+
+static void test_merge(void **state)
+{
+	struct printbuf err = PRINTBUF;
+	struct bch_hash_info hi;
+	struct btree_trans t;
+	struct bch_fs *c;
+	size_t full, after;
+	uint64_t i;
+
+	format_img();
+	c = open_rw();
+	root_hash(c, &hi);
+	bch_trans_init(&t, c);
+	for (i = 0; i < nr_files; i++) {
+		add_file(&t, &hi, 60000 + i);
+		if (i % 100 == 99)
+			commit_ok(&t);
+	}
+	commit_ok(&t);
+	assert_int_equal(bch_fs_checkpoint(c, &err), 0);
+	full = count_leaves(c, BTREE_ID_INODES);
+	assert_true(full >= 4);
+
+	/* keep one file in 20 */
+	for (i = 0; i < nr_files; i++) {
+		if (i % 20)
+			del_file(&t, &hi, 60000 + i);
+		if (i % 100 == 99)
+			commit_ok(&t);
+	}
+	commit_ok(&t);
+	bch_trans_exit(&t);
+	assert_int_equal(bch_fs_checkpoint(c, &err), 0);
+	after = count_leaves(c, BTREE_ID_INODES);
+	assert_true(after * 4 <= full);
+	assert_int_equal(count_keys(c, BTREE_ID_INODES), 2 + nr_files / 20);
+	stop_close(c);
+	printbuf_exit(&err);
+	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
+}
+
 /* ---- a journal that was not checkpointed is replayed, then flushed ---- */
 
 static void test_unclean_replay(void **state)
@@ -535,6 +593,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_many_files),
+		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_unclean_replay),
 		cmocka_unit_test(test_refused),
 		cmocka_unit_test(test_punch),
