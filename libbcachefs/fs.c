@@ -48,7 +48,6 @@ static void opened_free(struct opened_dev *d, unsigned nr)
 
 static int open_one(struct opened_dev *d, const char *path, bool ro, struct printbuf *err)
 {
-	struct printbuf why = PRINTBUF;
 	int ret;
 
 	d->path = path;
@@ -57,16 +56,26 @@ static int open_one(struct opened_dev *d, const char *path, bool ro, struct prin
 		pr_buf(err, "%s: cannot open: %s\n", path, bch_err_str(ret));
 		return ret;
 	}
-	ret = bch_sb_read(d->io, &d->sb, err);
-	if (ret)
-		return ret;
-	ret = bch_sb_validate(d->sb.sb, &why);
-	if (ret)
-		pr_buf(err, "%s: superblock at sector %" PRIu64 ": %s\n", path,
-		       d->sb.offset, printbuf_str(&why));
-	else
+	/*
+	 * A copy must read (magic, checksum...) and validate: an invalid
+	 * primary falls back to a backup like a bad checksum does (the
+	 * message says "using the backup": fsck reports sb_primary_bad).
+	 */
+	ret = bch_sb_read_valid(d->io, &d->sb, err);
+	switch (ret) {
+	case 0:
 		bch_sb_upgrade_in_memory(d->sb.sb);
-	printbuf_exit(&why);
+		break;
+	case -BCH_ERR_sb_bad_csum:
+	case -BCH_ERR_sb_bad_csum_type:
+	case -BCH_ERR_sb_too_big:
+	case -BCH_ERR_sb_invalid:
+	case -BCH_ERR_sb_layout_invalid:
+		pr_buf(err, "%s: every superblock copy is damaged or invalid: "
+		       "the filesystem cannot be opened (so fsck can neither check nor repair it); `bcachefs show-super -f all -l %s` "
+		       "shows what the primary copy holds; restore the device from a backup\n", path, path);
+		break;
+	}
 	return ret;
 }
 
@@ -219,6 +228,16 @@ static unsigned note_missing(struct bch_fs *c, struct printbuf *msg)
 	return nr;
 }
 
+static const char *data_type_str(unsigned type)
+{
+	switch (type) {
+	case BCH_DATA_JOURNAL:	return "journal";
+	case BCH_DATA_BTREE:	return "btree (metadata)";
+	case BCH_DATA_USER:	return "file data";
+	default:		return bch_data_type_name(type) ?: "data";
+	}
+}
+
 /* The replicas rule of spec 30 §7.6: may we start with these devices? */
 static int check_replicas(struct bch_fs *c, struct printbuf *err)
 {
@@ -235,11 +254,26 @@ static int check_replicas(struct bch_fs *c, struct printbuf *err)
 			dev_online(c, e->devs[i]) ? online++ : offline++;
 		if (online && (!offline || c->opts.degraded))
 			continue;
-		pr_buf(err, "insufficient devices: %s data on devices [", bch_data_type_name(e->data_type));
+		pr_buf(err, "insufficient devices: the %s kept on device%s [", data_type_str(e->data_type),
+		       e->nr > 1 ? "s" : "");
 		for (i = 0; i < e->nr; i++)
 			pr_buf(err, "%s%u", i ? " " : "", e->devs[i]);
-		pr_buf(err, "] has %s\n", online ? "a missing device (open degraded to allow)"
-		       : "no device present");
+		pr_buf(err, "] %s: missing ", online ? "has a missing copy" : "cannot be read");
+		for (offline = i = 0; i < e->nr; i++) {
+			const struct bch_member *m = bch_sb_member(c->sb, e->devs[i]);
+
+			if (dev_online(c, e->devs[i]))
+				continue;
+			pr_buf(err, "%smember %u", offline++ ? ", " : "", e->devs[i]);
+			if (m) {
+				pr_str(err, " (uuid ");
+				pr_uuid_str(err, m->uuid.b);
+				pr_char(err, ')');
+			}
+		}
+		pr_buf(err, "; give every device of the filesystem (%u member%s)%s\n",
+		       bch_sb_nr_live_members(c->sb), bch_sb_nr_live_members(c->sb) == 1 ? "" : "s",
+		       online ? ", or open degraded" : "");
 		return -BCH_ERR_dev_missing;
 	}
 	return 0;
@@ -400,6 +434,11 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 		goto err;
 	if (!opts->no_journal) {
 		r = bch_journal_read(c, err);
+		if (r == -BCH_ERR_journal_invalid || r == -BCH_ERR_journal_empty ||
+		    r == -BCH_ERR_journal_bad_csum)
+			pr_str(err, "journal: the btree roots of this format version are kept only in the journal: "
+			       "without a usable newest entry the filesystem cannot be opened (so fsck can "
+			       "neither check nor repair it); restore the device from a backup\n");
 		if (r)
 			goto err;
 	}

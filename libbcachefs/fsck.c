@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fsck passes, read side. Opening the filesystem (fs.c) already checked
- * the superblocks and read the journal; these passes then check:
+ * fsck passes, read side. Opening the filesystem (fs.c) already chose a
+ * good superblock per device and read the journal; these passes then check:
  *
+ *   0. superblocks: every other copy of each device's layout reads,
+ *      validates and matches the copy in use (fsck_sb.c);
  *   1. btree nodes: every node of every btree is read (checksums, magic,
  *      header against its pointer, bsets, key order, keys inside the node's
  *      range, topology between parent and children);
@@ -27,9 +29,9 @@
  *     the key is deleted (whiteout; for an extent a discard over its own
  *     range, never reaching the key before it);
  *   - keys out of order at the iterator: re-inserted;
- *   - journal and superblock problems found at open: a checkpoint (the
- *     journal's keys go into the btrees, every superblock copy is
- *     written).
+ *   - journal and superblock problems found at open, and superblock
+ *     copies that are bad or differ: a checkpoint (the journal's keys go
+ *     into the btrees, every superblock copy is written).
  *
  * Filesystem-level checks (inodes, dirents, link counts...) and repairs
  * build on these and come after them.
@@ -45,6 +47,7 @@
 #include "format.h"
 #include "fs.h"
 #include "fsck_fs.h"
+#include "fsck_sb.h"
 #include "problems.h"
 #include "util.h"
 
@@ -673,6 +676,7 @@ static int pass_keys(struct bch_fs *c, struct fsck_state *s)
 }
 
 static const struct fsck_pass fsck_passes[] = {
+	{ "checking superblocks",	bch_fsck_sb },
 	{ "checking btree nodes",	pass_btree_nodes },
 	{ "checking keys",		pass_keys },
 	{ "checking allocation (mark and sweep)", bch_fsck_gc },

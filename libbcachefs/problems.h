@@ -84,7 +84,7 @@ struct bch_fs;
 	x(inode_nlink_wrong,		524,	PROB_FIXABLE|PROB_PREEN,	"inode link count is wrong") \
 	x(dirents_for_non_dir,		525,	PROB_FIXABLE,			"dirents found for an inode that is not a directory") \
 	x(inode_invalid,		526,	PROB_FIXABLE,			"inode is invalid") \
-	x(quota_wrong,			527,	0,				"quota usage is wrong")	/* no quota check, no repair */
+	x(quota_wrong,			527,	0,				"quota usage is wrong")	/* 2018: usage is not on disk (spec 40 §40.7): nothing to check */
 
 enum bch_problem {
 #define x(name, id, flags, summary) PROB_##name,

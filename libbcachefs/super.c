@@ -535,14 +535,33 @@ int bch_sb_layout_validate(const struct bch_sb_layout *l, struct printbuf *err)
  * A migrated filesystem (60-clarifications) has no superblock at sector 8:
  * its layout's first copy is its primary, and using it is not a fallback.
  */
-int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err)
+/*
+ * One copy for sb_read(): bch_sb_read_at(), and with @validate also the
+ * full validation (a copy that reads but is invalid is skipped like one
+ * with a bad checksum).
+ */
+static int sb_read_one(struct bch_devio *io, uint64_t sector, bool validate,
+		       struct bch_sb_handle *ret, struct printbuf *why)
+{
+	int r = bch_sb_read_at(io, sector, ret, why);
+
+	if (!r && validate) {
+		r = bch_sb_validate(ret->sb, why);
+		if (r)
+			bch_sb_handle_free(ret);
+	}
+	return r;
+}
+
+static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validate,
+		   struct printbuf *err)
 {
 	struct printbuf why = PRINTBUF, msg = PRINTBUF;
 	struct bch_sb_layout layout;
 	int r, r_primary;
 	unsigned i;
 
-	r = r_primary = bch_sb_read_at(io, BCH_SB_SECTOR, ret, &why);
+	r = r_primary = sb_read_one(io, BCH_SB_SECTOR, validate, ret, &why);
 	if (!r)
 		goto out;
 
@@ -566,7 +585,7 @@ int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf
 		if (off == BCH_SB_SECTOR)
 			continue;
 		printbuf_reset(&why);
-		r = bch_sb_read_at(io, off, ret, &why);
+		r = sb_read_one(io, off, validate, ret, &why);
 		if (!r) {
 			ret->layout = layout;
 			if (i == 0) {
@@ -588,6 +607,16 @@ out:
 	printbuf_exit(&why);
 	/* failing: the primary's reason is the most telling (bad magic...) */
 	return r ? r_primary : 0;
+}
+
+int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err)
+{
+	return sb_read(io, ret, false, err);
+}
+
+int bch_sb_read_valid(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err)
+{
+	return sb_read(io, ret, true, err);
 }
 
 /* ---- validation --------------------------------------------------------- */

@@ -75,6 +75,14 @@ int bch_sb_read_at(struct bch_devio *io, uint64_t sector,
  */
 int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err);
 
+/*
+ * The same for a superblock that is to be used (the open path): a copy
+ * must also pass bch_sb_validate(), so a primary that reads but is invalid
+ * falls back to the backups like one with a bad checksum ("...: invalid
+ * superblock: ...; using the backup at sector N").
+ */
+int bch_sb_read_valid(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err);
+
 /* ---- validation --------------------------------------------------------- */
 
 /*

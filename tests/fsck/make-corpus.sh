@@ -498,12 +498,6 @@ EOF
 	done
 }
 C 310-replicas-entry-missing "the user-data replicas entry of the superblock says cached (checksums fixed)" c310
-c311() {
-	rm -f "$IMG"; truncate -s 16M "$IMG"
-	"$BCACHEFS" format -q --force -U $UUID --usrquota --grpquota --source="$src" "$IMG" > /dev/null
-	P inode /d5/big uid=1000 gid=1000
-}
-C 311-quota-wrong "quotas on; /d5/big given to uid/gid 1000 without updating the quota keys" c311
 c312() { P inode /d5 mode=0100644 + dirent-set / d5 dtype=reg; }
 C 312-dirents-for-file "/d5 (with entries) turned into a regular file, d_type updated to match" c312
 c313() { P inode /d4/sym size=0 sectors=0 +size_dirty; }

@@ -811,7 +811,7 @@ static void test_fs_open(void **state)
 	write_sb_file(p[2], S(&s));
 	ret = open_paths(&p[2], 1, o, &c, &err);
 	assert_int_equal(ret, -BCH_ERR_dev_missing);
-	assert_non_null(strstr(printbuf_str(&err), "btree data on devices [1] has no device present"));
+	assert_non_null(strstr(printbuf_str(&err), "btree (metadata) kept on device [1] cannot be read"));
 	printbuf_reset(&err);
 	o.degraded = false;
 
@@ -1041,7 +1041,7 @@ static void test_golden_multi(void **state)
 	o.degraded = true;
 	ret = bch_fs_open((char * const []){ (char *)d0 }, 1, &o, &c, &err);
 	assert_int_equal(ret, -BCH_ERR_dev_missing);
-	assert_non_null(strstr(printbuf_str(&err), "btree data on devices [1] has no device present"));
+	assert_non_null(strstr(printbuf_str(&err), "btree (metadata) kept on device [1] cannot be read"));
 	unlink(d0);
 	unlink(d1);
 	printbuf_exit(&err);
