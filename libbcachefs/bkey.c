@@ -344,6 +344,86 @@ int bkey_unpack(const struct bkey_format_h *f, const void *p, size_t avail,
 	return 0;
 }
 
+void bkey_unpacker_init(struct bkey_unpacker *u, const struct bkey_format_h *f)
+{
+	unsigned i, pos;
+
+	memset(u, 0, sizeof(*u));
+	u->f = f;
+	if (!f || f->key_u64s < 1 || f->key_u64s > BKEY_PACKED_WORDS_MAX ||
+	    format_total_bits(f) > f->key_u64s * 64u)
+		return;
+	for (i = 0; i < BKEY_NR_FIELDS_H; i++)
+		if (f->bits[i] > 64)
+			return;
+
+	u->usable   = true;
+	u->key_u64s = f->key_u64s;
+	pos = f->key_u64s * 64;
+	for (i = 0; i < BKEY_NR_FIELDS_H; i++) {
+		pos -= f->bits[i];
+		u->field[i].idx	   = (uint8_t)(pos / 64);
+		u->field[i].sh	   = (uint8_t)(pos % 64);
+		u->field[i].two	   = f->bits[i] && pos % 64 + f->bits[i] > 64;
+		u->field[i].mask   = f->bits[i] ? low_bits(f->bits[i]) : 0;
+		u->field[i].offset = f->offset[i];
+		u->field[i].max	   = field_width[i] < 64 ? low_bits(field_width[i]) : ~0ULL;
+	}
+}
+
+int bkey_unpack_prepared(const struct bkey_unpacker *u, const void *p, size_t avail,
+			 struct bkey_ref *out, struct printbuf *err)
+{
+	const uint8_t *b = p;
+	unsigned u64s, fmt, i;
+
+	if (avail < 8)
+		goto slow;
+	u64s = b[0];
+	fmt  = b[1] & BKEY_FMT_MASK;
+	if (!u64s || (size_t)u64s * 8 > avail || fmt > KEY_FORMAT_CURRENT)
+		goto slow;
+
+	memset(out, 0, sizeof(*out));
+	if (fmt == KEY_FORMAT_CURRENT) {
+		if (u64s < BKEY_U64s)
+			goto slow;
+		bkey_h_from_disk(b, &out->k);
+		out->v	     = b + BKEY_U64s * 8;
+		out->v_bytes = (u64s - BKEY_U64s) * 8;
+	} else {
+		uint64_t w[BKEY_PACKED_WORDS_MAX + 2], v[BKEY_NR_FIELDS_H];
+
+		if (!u->usable || u64s < u->key_u64s ||
+		    BKEY_U64s + u64s - u->key_u64s > BKEY_U64s_MAX)
+			goto slow;
+		for (i = 0; i < u->key_u64s; i++)
+			w[i] = get_le64_unaligned(b + i * 8);
+		w[u->key_u64s] = w[u->key_u64s + 1] = 0;
+		for (i = 0; i < BKEY_NR_FIELDS_H; i++) {
+			uint64_t x = w[u->field[i].idx] >> u->field[i].sh;
+
+			if (u->field[i].two)
+				x |= w[u->field[i].idx + 1] << (64 - u->field[i].sh);
+			v[i] = (x & u->field[i].mask) + u->field[i].offset;
+		}
+		/* the 64-bit fields (max ~0) cannot overflow */
+		if (v[BKEY_FIELD_SNAPSHOT] > u->field[BKEY_FIELD_SNAPSHOT].max ||
+		    v[BKEY_FIELD_SIZE] > u->field[BKEY_FIELD_SIZE].max ||
+		    v[BKEY_FIELD_VERSION_HI] > u->field[BKEY_FIELD_VERSION_HI].max)
+			goto slow;
+		bkey_h_set_fields(&out->k, v);
+		out->k.u64s  = (uint8_t)(BKEY_U64s + u64s - u->key_u64s);
+		out->v	     = b + u->key_u64s * 8;
+		out->v_bytes = (u64s - u->key_u64s) * 8;
+	}
+	out->k.type	      = b[2];
+	out->k.needs_whiteout = (b[1] & BKEY_FMT_NEEDS_WHITEOUT) != 0;
+	return 0;
+slow:
+	return bkey_unpack(u->f, p, avail, out, err);
+}
+
 bool bkey_pack(const struct bkey_format_h *f, const struct bkey_h *k,
 	       unsigned val_u64s, void *out)
 {

@@ -107,6 +107,26 @@ extern const struct bkey_format_h bkey_format_identity;
 int bkey_unpack(const struct bkey_format_h *f, const void *p, size_t avail,
 		struct bkey_ref *out, struct printbuf *err);
 
+/*
+ * A format prepared once for unpacking many keys (a node's keys): where
+ * each field sits in the packed words, its mask, offset and limit.
+ */
+struct bkey_unpacker {
+	const struct bkey_format_h *f;
+	bool		usable;		/* packed keys can be decoded with f */
+	uint8_t		key_u64s;
+	struct {
+		uint8_t		idx, sh;	/* first word, shift in it */
+		bool		two;		/* continues in word idx + 1 */
+		uint64_t	mask, offset, max;
+	} field[BKEY_NR_FIELDS_H];
+};
+
+void bkey_unpacker_init(struct bkey_unpacker *u, const struct bkey_format_h *f);
+/* bkey_unpack() with @u's format (the same results and messages). */
+int bkey_unpack_prepared(const struct bkey_unpacker *u, const void *p, size_t avail,
+			 struct bkey_ref *out, struct printbuf *err);
+
 /* Size in bytes of the key at @p as stored (its u64s * 8), or 0 if avail < 1. */
 size_t bkey_packed_bytes(const void *p, size_t avail);
 

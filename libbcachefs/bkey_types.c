@@ -233,59 +233,12 @@ static void btree_ptr_to_text(struct printbuf *out, const struct bkey_ref *k,
 	extent_entries_to_text(out, k, fs);
 }
 
-/*
- * extent_invalid() for the common value made only of pointer entries (no
- * crc): the same checks in the same order, without decoding each entry
- * through the generic walker (twice, for the duplicate-device check).
- * Anything else goes to extent_invalid().
- */
-static const char *extent_invalid_fast(const struct bkey_ref *k, const struct bkey_fs_ctx *fs)
-{
-	struct bch_extent_ptr_unpacked p[BKEY_EXTENT_VAL_U64s_MAX];
-	unsigned i, j, nr = k->v_bytes / 8;
-
-	if ((k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED) || !k->k.size ||
-	    k->v_bytes % 8 || nr > BKEY_EXTENT_VAL_U64s_MAX || (nr && !k->v))
-		return extent_invalid(k, fs);
-	for (i = 0; i < nr; i++) {
-		struct bch_extent_ptr w;
-
-		memcpy(&w, (const uint8_t *)k->v + i * 8, 8);
-		if (!(le64_to_cpu(w.w) & 1))	/* not a pointer entry */
-			return extent_invalid(k, fs);
-		p[i] = bch_extent_ptr_unpack(&w);
-	}
-	for (i = 0; i < nr; i++) {
-		struct bch_dev_geom g;
-		uint64_t bs;
-
-		if (fs && fs->dev_geom &&
-		    (p[i].dev >= fs->nr_devices || !fs->dev_geom(fs->priv, p[i].dev, &g)))
-			return "pointer to invalid device";
-		for (j = 0; j < nr; j++)
-			if (j != i && p[j].dev == p[i].dev)
-				return "multiple pointers to same device";
-		if (!fs || !fs->dev_geom)
-			continue;
-		bs = g.bucket_size;
-		if (!bs)
-			return "pointer to invalid device";
-		if (p[i].offset + k->k.size > g.nbuckets * bs)
-			return "offset past end of device";
-		if (p[i].offset < (uint64_t)g.first_bucket * bs)
-			return "offset before first bucket";
-		if (p[i].offset % bs + k->k.size > bs)
-			return "spans multiple buckets";
-	}
-	return NULL;
-}
-
 /* ---- the table ---- */
 
 static const struct bkey_ops bkey_ops[BKEY_TYPE_BTREE + 1] = {
 	[BTREE_ID_EXTENTS] = {
 		"extents", { "extent", "extent_cached", "reservation" },
-		extent_invalid_fast, extent_to_text, extent_to_json,
+		extent_invalid, extent_to_text, extent_to_json,
 	},
 	[BTREE_ID_INODES] = {
 		"inodes", { "inode", "inode_blockdev", "inode_generation" },

@@ -21,38 +21,108 @@ void extent_entry_iter_init(struct extent_entry_iter *it, const struct bkey_ref 
 	it->pos	  = 0;
 }
 
+/* Decode the crc entry of kind @type at @p (its u64s words are readable). */
+static inline void crc_decode(const uint8_t *p, int type, uint64_t w,
+			      struct bch_extent_crc_unpacked *c)
+{
+	c->entry_type = type;
+	switch (type) {
+	case BCH_EXTENT_ENTRY_crc32:
+		c->compressed_size   = (uint32_t)((w >> 2) & 0x7f) + 1;
+		c->uncompressed_size = (uint32_t)((w >> 9) & 0x7f) + 1;
+		c->offset	     = (uint32_t)((w >> 16) & 0x7f);
+		c->nonce	     = 0;
+		c->csum_type	     = (uint8_t)((w >> 24) & 0xf);
+		c->compression_type  = (uint8_t)((w >> 28) & 0xf);
+		c->csum_lo	     = w >> 32;
+		c->csum_hi	     = 0;
+		break;
+	case BCH_EXTENT_ENTRY_crc64:
+		c->compressed_size   = (uint32_t)((w >> 3) & 0x1ff) + 1;
+		c->uncompressed_size = (uint32_t)((w >> 12) & 0x1ff) + 1;
+		c->offset	     = (uint32_t)((w >> 21) & 0x1ff);
+		c->nonce	     = (uint32_t)((w >> 30) & 0x3ff);
+		c->csum_type	     = (uint8_t)((w >> 40) & 0xf);
+		c->compression_type  = (uint8_t)((w >> 44) & 0xf);
+		c->csum_lo	     = get_le64_unaligned(p + 8);
+		c->csum_hi	     = w >> 48;
+		break;
+	default:	/* crc128 */
+		c->compressed_size   = (uint32_t)((w >> 4) & 0x1fff) + 1;
+		c->uncompressed_size = (uint32_t)((w >> 17) & 0x1fff) + 1;
+		c->offset	     = (uint32_t)((w >> 30) & 0x1fff);
+		c->nonce	     = (uint32_t)((w >> 43) & 0x1fff);
+		c->csum_type	     = (uint8_t)((w >> 56) & 0xf);
+		c->compression_type  = (uint8_t)(w >> 60);
+		c->csum_lo	     = get_le64_unaligned(p + 8);
+		c->csum_hi	     = get_le64_unaligned(p + 16);
+		break;
+	}
+}
+
+static inline void ptr_decode(uint64_t w, struct bch_extent_ptr_unpacked *p)
+{
+	p->offset	 = (w >> 4) & ((1ULL << 44) - 1);
+	p->dev		 = (uint8_t)(w >> 48);
+	p->gen		 = (uint8_t)(w >> 56);
+	p->cached	 = (w >> 1) & 1;
+	p->erasure_coded = (w >> 2) & 1;
+	p->reservation	 = (w >> 3) & 1;
+}
+
+/* Entry kind of first word @w (as bch_extent_entry_type()) and its u64s. */
+static inline int entry_type_of(uint64_t w)
+{
+	int t;
+
+	if (!w)
+		return -1;
+	t = __builtin_ctzll(w);
+	return t < BCH_EXTENT_ENTRY_MAX ? t : -1;
+}
+
+static const uint8_t entry_u64s[BCH_EXTENT_ENTRY_MAX] = { 1, 1, 2, 3 };
+
 int extent_entry_iter_next(struct extent_entry_iter *it, struct extent_entry_h *e)
 {
-	union bch_extent_entry u;
+	const uint8_t *p;
+	uint64_t w;
+	int t;
 
-	memset(e, 0, sizeof(*e));
-	e->type	  = -1;
-	e->offset = it->pos;
-	if (it->pos >= it->bytes)
+	e->offset    = it->pos;
+	e->truncated = false;
+	if (it->pos >= it->bytes) {
+		e->type = -1;
+		e->u64s = 0;
+		e->raw	= 0;
 		return 0;
+	}
 	if (it->bytes - it->pos < 8) {
+		e->type	     = -1;
+		e->u64s	     = 0;
+		e->raw	     = 0;
 		e->truncated = true;
 		it->pos = it->bytes;
 		return -BCH_ERR_key_invalid;
 	}
 
-	memset(&u, 0, sizeof(u));
-	memcpy(&u.first_word, it->v + it->pos, 8);
-	e->raw	= le64_to_cpu(u.first_word);
-	e->type	= bch_extent_entry_type(&u);
-	e->u64s	= bch_extent_entry_u64s_of(e->type);
-	if (e->type < 0 || it->bytes - it->pos < e->u64s * 8) {
-		e->truncated = e->type >= 0;
+	p = it->v + it->pos;
+	w = get_le64_unaligned(p);
+	t = entry_type_of(w);
+	e->raw	= w;
+	e->u64s	= t >= 0 ? entry_u64s[t] : 0;
+	if (t < 0 || it->bytes - it->pos < e->u64s * 8) {
+		e->truncated = t >= 0;
 		e->type = -1;
 		it->pos = it->bytes;
 		return -BCH_ERR_key_invalid;
 	}
 
-	memcpy(&u, it->v + it->pos, e->u64s * 8);
-	if (e->type == BCH_EXTENT_ENTRY_ptr)
-		e->ptr = bch_extent_ptr_unpack(&u.ptr);
+	e->type = t;
+	if (t == BCH_EXTENT_ENTRY_ptr)
+		ptr_decode(w, &e->ptr);
 	else
-		bch_extent_crc_unpack(&u, &e->crc);
+		crc_decode(p, t, w, &e->crc);
 	it->pos += e->u64s * 8;
 	return 1;
 }
@@ -177,8 +247,8 @@ static const char *crc_invalid(const struct bkey_ref *k, const struct bch_extent
 	return NULL;
 }
 
-static const char *extent_entries_invalid(const struct bkey_ref *k,
-					  const struct bkey_fs_ctx *fs)
+static const char *extent_entries_invalid_slow(const struct bkey_ref *k,
+					       const struct bkey_fs_ctx *fs)
 {
 	struct extent_entry_iter it;
 	struct extent_entry_h e;
@@ -201,6 +271,74 @@ static const char *extent_entries_invalid(const struct bkey_ref *k,
 		return e.truncated
 			? "extent entry extends past end of value"
 			: "invalid extent entry type";
+	return NULL;
+}
+
+/*
+ * The same checks in the same order for a value whose entries are all
+ * valid kinds inside the value (anything else: the walk above): the
+ * pointers are decoded once, the duplicate-device check compares them
+ * without walking the value again per pointer.
+ */
+static const char *extent_entries_invalid(const struct bkey_ref *k,
+					  const struct bkey_fs_ctx *fs)
+{
+	struct bch_extent_ptr_unpacked p[BKEY_EXTENT_VAL_U64s_MAX];
+	const uint8_t *v = k->v;
+	unsigned bytes = k->v ? k->v_bytes : 0, pos, nr_p = 0, i, j;
+	uint64_t size = k->k.size, nonce = UINT64_MAX;
+	const char *r;
+
+	if (bytes % 8 || bytes > BKEY_EXTENT_VAL_U64s_MAX * 8)
+		return extent_entries_invalid_slow(k, fs);
+	for (pos = 0; pos < bytes; ) {
+		uint64_t w = get_le64_unaligned(v + pos);
+		int t = entry_type_of(w);
+
+		if (t < 0 || bytes - pos < entry_u64s[t] * 8u)
+			return extent_entries_invalid_slow(k, fs);
+		if (t == BCH_EXTENT_ENTRY_ptr)
+			ptr_decode(w, &p[nr_p++]);
+		pos += entry_u64s[t] * 8;
+	}
+
+	for (pos = 0, i = 0; pos < bytes; ) {
+		uint64_t w = get_le64_unaligned(v + pos);
+		int t = entry_type_of(w);
+
+		if (t == BCH_EXTENT_ENTRY_ptr) {
+			struct bch_dev_geom g;
+			uint64_t bs;
+
+			if (fs && fs->dev_geom &&
+			    (p[i].dev >= fs->nr_devices || !fs->dev_geom(fs->priv, p[i].dev, &g)))
+				return "pointer to invalid device";
+			for (j = 0; j < nr_p; j++)
+				if (j != i && p[j].dev == p[i].dev)
+					return "multiple pointers to same device";
+			if (fs && fs->dev_geom) {
+				bs = g.bucket_size;
+				if (!bs)
+					return "pointer to invalid device";
+				if (p[i].offset + size > g.nbuckets * bs)
+					return "offset past end of device";
+				if (p[i].offset < (uint64_t)g.first_bucket * bs)
+					return "offset before first bucket";
+				if (p[i].offset % bs + size > bs)
+					return "spans multiple buckets";
+			}
+			i++;
+		} else {
+			struct bch_extent_crc_unpacked c;
+
+			crc_decode(v + pos, t, w, &c);
+			r = crc_invalid(k, &c, &nonce, fs);
+			if (r)
+				return r;
+			size = c.compressed_size;
+		}
+		pos += entry_u64s[t] * 8;
+	}
 	return NULL;
 }
 

@@ -36,7 +36,9 @@ struct extent_entry_iter {
 
 void extent_entry_iter_init(struct extent_entry_iter *it, const struct bkey_ref *k);
 /*
- * Next entry: 1 with @e filled, 0 at the end, or -BCH_ERR_key_invalid for
+ * Next entry: 1 with @e filled (type, offset, u64s, raw; ptr only for a
+ * pointer entry, crc only for a crc entry: the other is left as it was),
+ * 0 at the end, or -BCH_ERR_key_invalid for
  * an invalid entry kind or one running past the value (@e->type = -1,
  * @e->raw = its first word if readable); the walk stops there.
  */

@@ -44,6 +44,54 @@ unsigned bch_inode_varint_encode(uint64_t v, uint8_t *out, size_t out_size)
 	return n;
 }
 
+/* Field length by the position of the highest set bit of its first byte. */
+static const uint8_t varint_len[8] = { 13, 10, 8, 6, 4, 3, 2, 1 };
+
+static inline uint64_t load_be64(const uint8_t *p)
+{
+	return __builtin_bswap64(get_le64_unaligned(p));
+}
+
+/*
+ * Decode one field of at most @width bits at @p: its length, or -1 for a
+ * zero first byte, a field running past @end or a value wider than @width
+ * (the rejects of bch_inode_varint_decode() + the width check). Reads
+ * 8 bytes at once when they are inside the value.
+ */
+static inline int field_decode(const uint8_t *p, const uint8_t *end, unsigned width,
+			       uint64_t *v)
+{
+	unsigned first, hb, n, i;
+	uint64_t lo, hi = 0;
+
+	if (p >= end || !(first = *p))
+		return -1;
+	hb = 31 - __builtin_clz(first);
+	n  = varint_len[hb];
+	if ((size_t)(end - p) < n)
+		return -1;
+	if (n <= 8) {
+		if (end - p >= 8) {
+			lo = load_be64(p) >> (64 - 8 * n);
+		} else {
+			lo = 0;
+			for (i = 0; i < n; i++)
+				lo = (lo << 8) | p[i];
+		}
+		lo &= ((uint64_t)1 << (8 * (n - 1) + hb)) - 1;
+	} else {
+		lo = load_be64(p + n - 8);
+		/* bits above the low 64: the marker byte's low bit + 1 byte, or 4 bytes */
+		hi = n == 10 ? ((uint64_t)(p[0] & 1) << 8) | p[1]
+			     : ((uint64_t)p[1] << 24) | ((uint64_t)p[2] << 16) |
+			       ((uint64_t)p[3] << 8) | p[4];
+	}
+	if (hi || (width < 64 && lo >> width))
+		return -1;
+	*v = lo;
+	return (int)n;
+}
+
 int bch_inode_varint_decode(const uint8_t *p, const uint8_t *end, uint64_t *v,
 			    unsigned *bits)
 {
@@ -75,7 +123,7 @@ int bch_inode_varint_decode(const uint8_t *p, const uint8_t *end, uint64_t *v,
 int bch_inode_unpack_val(const void *raw, size_t bytes, struct bch_inode_unpacked *out)
 {
 	const uint8_t *v = raw, *p, *end = v + bytes;
-	unsigned nr, fieldnr = 0, bits;
+	unsigned nr, fieldnr = 0;
 	uint64_t val;
 	int n;
 
@@ -91,10 +139,59 @@ int bch_inode_unpack_val(const void *raw, size_t bytes, struct bch_inode_unpacke
 
 #define x(name, width)							\
 	if (fieldnr++ < nr) {						\
-		n = bch_inode_varint_decode(p, end, &val, &bits);	\
-		if (n < 0 || bits > (width))				\
+		n = field_decode(p, end, (width), &val);		\
+		if (n < 0)						\
 			return -BCH_ERR_key_invalid;			\
 		out->name = (BCH_INODE_FIELD_T_##width)val;		\
+		p += n;							\
+	}
+	BCH_INODE_FIELDS(x)
+#undef x
+	return 0;
+}
+
+/* Longest field that always fits in a field of @width bits (58/28/14/7 value bits). */
+#define FIT_BYTES_64	8
+#define FIT_BYTES_32	4
+#define FIT_BYTES_16	2
+#define FIT_BYTES_8	1
+
+/*
+ * What bch_inode_unpack_val() rejects, without storing every field: a
+ * field is only decoded when its length allows a value wider than the
+ * field. Returns 0 with the two option fields checked by the inode key
+ * check in *@csum, *@compr, or -BCH_ERR_key_invalid.
+ */
+enum inode_field_nr {
+#define x(name, width) INODE_FIELD_##name,
+	BCH_INODE_FIELDS(x)
+#undef x
+};
+
+static int inode_val_check(const uint8_t *v, size_t bytes, uint64_t *csum, uint64_t *compr)
+{
+	const uint8_t *p = v + BCH_INODE_FIELDS_OFFSET, *end = v + bytes;
+	unsigned nr = get_le32_unaligned(v + 8) >> 24, fieldnr = 0, n;
+	uint64_t val;
+
+	*csum = *compr = 0;
+#define x(name, width)							\
+	if (fieldnr++ < nr) {						\
+		if (p >= end || !*p)					\
+			return -BCH_ERR_key_invalid;			\
+		n = varint_len[31 - __builtin_clz(*p)];			\
+		if ((size_t)(end - p) < n)				\
+			return -BCH_ERR_key_invalid;			\
+		if (n > FIT_BYTES_##width ||				\
+		    INODE_FIELD_##name == INODE_FIELD_bi_data_checksum ||\
+		    INODE_FIELD_##name == INODE_FIELD_bi_compression) {	\
+			if (field_decode(p, end, (width), &val) < 0)	\
+				return -BCH_ERR_key_invalid;		\
+			if (INODE_FIELD_##name == INODE_FIELD_bi_data_checksum)\
+				*csum = val;				\
+			if (INODE_FIELD_##name == INODE_FIELD_bi_compression)\
+				*compr = val;				\
+		}							\
 		p += n;							\
 	}
 	BCH_INODE_FIELDS(x)
@@ -150,7 +247,7 @@ size_t bch_inode_pack(const struct bch_inode_unpacked *in, void *out)
 
 const char *bch_inode_invalid(const struct bkey_ref *k)
 {
-	struct bch_inode_unpacked u;
+	uint64_t csum, compr;
 
 	if (k->k.p.offset)
 		return "nonzero offset";
@@ -163,11 +260,11 @@ const char *bch_inode_invalid(const struct bkey_ref *k)
 			return "fs inode in blockdev range";
 		if (((get_le32_unaligned((const uint8_t *)k->v + 8) >> 20) & 0xf) >= BCH_STR_HASH_NR)
 			return "invalid str hash type";
-		if (bch_inode_unpack(k, &u))
+		if (inode_val_check(k->v, k->v_bytes, &csum, &compr))
 			return "invalid variable length fields";
-		if (u.bi_data_checksum > BCH_CSUM_OPT_NR)
+		if (csum > BCH_CSUM_OPT_NR)
 			return "invalid data checksum type";
-		if (u.bi_compression > BCH_COMPRESSION_OPT_NR)
+		if (compr > BCH_COMPRESSION_OPT_NR)
 			return "invalid data checksum type";	/* sic, 2018 */
 		return NULL;
 	case BCH_INODE_BLOCKDEV:

@@ -351,6 +351,7 @@ struct node_parse {
 	struct keyvec			keys;	/* every key of every used run */
 	struct { size_t start, nr; }	*runs;
 	unsigned			nr_runs, runs_size;
+	struct bkey_unpacker		unpacker;	/* of n->format */
 };
 
 __printf(3, 4)
@@ -432,6 +433,7 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 
 	if (use)
 		keyvec_reserve(&s->keys, bytes / 8 / max_t(unsigned, min_u64s, 1) + 1);
+	bkey_unpacker_init(&s->unpacker, &s->n->format);
 
 	while (off < bytes) {
 		unsigned u64s = p[off], fmt = p[off + 1] & 0x7f;
@@ -454,13 +456,14 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 				 off, fmt);
 			goto next;
 		}
-		if (bkey_unpack(&s->n->format, p + off, bytes - off, &k, &why)) {
+		if (bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, NULL)) {
+			/* again, for the reason */
+			bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, &why);
 			node_err(s, bi->offset, "key at byte %zu cannot be unpacked (%s): key dropped",
 				 off, printbuf_str(&why));
 			printbuf_exit(&why);
 			goto next;
 		}
-		printbuf_exit(&why);
 		fmt ? s->n->nr_unpacked++ : s->n->nr_packed++;
 		bi->nr_keys++;
 
@@ -805,6 +808,33 @@ void btree_node_free(struct btree_node_h *n)
 	free(n);
 }
 
+/*
+ * Keep only the bsets: move them to a buffer of their size and give the
+ * whole read buffer back to malloc, so that the next node is read into
+ * the same (already mapped) memory and the nodes kept in the cache take
+ * what they use instead of the node size each.
+ */
+static void node_shrink(struct btree_node_h *n)
+{
+	size_t used = (size_t)n->written * 512, i;
+	const uint8_t *old = n->data;
+	uint8_t *p;
+
+	if (!used || used + used / 8 >= n->bytes)
+		return;
+	p = xmalloc(used);
+	memcpy(p, old, used);
+	for (i = 0; i < n->nr_keys; i++) {
+		const uint8_t *v = n->keys[i].v;
+
+		if (v && (uintptr_t)v >= (uintptr_t)old && (uintptr_t)v < (uintptr_t)old + used)
+			n->keys[i].v = p + (v - old);
+	}
+	free(n->data);
+	n->data	 = p;
+	n->bytes = used;
+}
+
 int btree_node_parse(const struct btree_node_ctx *ctx,
 		     const struct btree_node_expect *exp,
 		     void *data, size_t bytes, const char *where,
@@ -861,6 +891,8 @@ int btree_node_parse(const struct btree_node_ctx *ctx,
 		n->written = ctx->node_sectors;
 	node_check_tail(&s);
 	r = node_combine(&s);
+	if (!r)
+		node_shrink(n);
 err:
 	free(s.keys.k);
 	free(s.runs);
