@@ -128,6 +128,7 @@ struct extract {
 	struct inum_map		links;		/* inum -> DEST-relative path of 1st copy */
 	struct inum_map		dirs;		/* directories entered */
 	unsigned long		nr_files, nr_failed;
+	unsigned long		nr_repaired;	/* read from another replica */
 	bool			stop;		/* an error without --ignore-errors */
 };
 
@@ -146,9 +147,9 @@ __printf(2, 3) static void fail(struct extract *x, const char *fmt, ...)
 		x->stop = true;
 }
 
-static void fail_err(struct extract *x, struct printbuf *err, const char *what, int ret)
+/* The library's lines (they say inode, offset, device, sector), on the path. */
+static void print_err_lines(struct extract *x, struct printbuf *err)
 {
-	/* the library's lines first (they say inode, offset, device, sector) */
 	const char *s = printbuf_str(err);
 
 	while (*s) {
@@ -159,6 +160,11 @@ static void fail_err(struct extract *x, struct printbuf *err, const char *what, 
 		s = *nl ? nl + 1 : nl;
 	}
 	printbuf_reset(err);
+}
+
+static void fail_err(struct extract *x, struct printbuf *err, const char *what, int ret)
+{
+	print_err_lines(x, err);
 	fail(x, "%s: %s", what, bch_err_str(ret));
 }
 
@@ -321,6 +327,13 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 			goto out;
 	} else if (partial) {
 		fail_err(x, &err, "some data could not be read (written as zeroes)", -EIO);
+	} else if (err.pos) {
+		/* bad copies were skipped: every byte came from a good replica */
+		print_err_lines(x, &err);
+		fprintf(stderr, "bcachefs extract: %s: damaged copies skipped, "
+			"the data was read from another replica and is correct\n",
+			x->path.pos ? printbuf_str(&x->path) : "/");
+		x->nr_repaired++;
 	}
 	if (ftruncate(w.fd, (off_t)inode->bi_size))
 		fail(x, "truncate to %" PRIu64 ": %s", inode->bi_size, strerror(errno));
@@ -665,6 +678,9 @@ int cmd_extract(int argc, char *argv[])
 			x.ignore_errors ? "" : " (stopped at the first; --ignore-errors goes on)");
 	else if (x.verbose)
 		fprintf(stderr, "bcachefs extract: %lu files copied\n", x.nr_files);
+	if (x.nr_repaired)
+		fprintf(stderr, "bcachefs extract: %lu file%s had damaged copies; "
+			"read from good replicas\n", x.nr_repaired, x.nr_repaired > 1 ? "s" : "");
 
 	map_free(&x.links);
 	map_free(&x.dirs);

@@ -223,9 +223,16 @@ static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done
 		bytes >> 20, done ? "\n" : "");
 }
 
+/*
+ * After initialisation failed, what the devices hold now, read back the way
+ * every other command would (newest superblock among them): *@state = 0
+ * formatted but uninitialised, 1 initialised (the error hit only the last
+ * superblock writes), -1 no filesystem opens.
+ */
 static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 			     const char *passphrase, size_t passphrase_len,
-			     const char *source, bool quiet, struct printbuf *err)
+			     const char *source, bool quiet, int *state,
+			     struct printbuf *err)
 {
 	struct bch_source_opts so = { .dir = source };
 	struct bch_init_opts io = { 0 };
@@ -234,6 +241,8 @@ static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 	struct bch_fs *c = NULL;
 	char pass_path[64];
 	int memfd = -1, ret;
+
+	*state = 0;
 
 	for (unsigned i = 0; i < nr; i++)
 		paths[i] = (char *)devs[i].path;
@@ -261,6 +270,18 @@ static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 	if (!ret) {
 		ret = bch_fs_initialize_opts(c, &io, err);
 		bch_fs_close(c);
+		c = NULL;
+	}
+	if (ret) {
+		struct printbuf e = PRINTBUF;
+
+		fo.read_only = fo.no_journal = true;
+		*state = -1;
+		if (!bch_fs_open(paths, nr, &fo, &c, &e)) {
+			*state = BCH_SB_INITIALIZED(c->sb) ? 1 : 0;
+			bch_fs_close(c);
+		}
+		printbuf_exit(&e);
 	}
 out:
 	if (memfd >= 0)
@@ -276,6 +297,7 @@ int cmd_format(int argc, char *argv[])
 	struct mkfs_dev *devs = NULL;
 	unsigned nr = 0, v;
 	bool force = false, quiet = false, no_passphrase = false, no_initialize = false;
+	int state = -1;
 	const char *passphrase_file = NULL, *dev_opt_after_last = NULL, *source = NULL;
 	char *passphrase = NULL;
 	size_t passphrase_len = 0;
@@ -580,12 +602,17 @@ int cmd_format(int argc, char *argv[])
 		mkfs_dev_close(&devs[i]);
 
 	if (!no_initialize &&
-	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, source, quiet, &err))) {
+	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, source, quiet,
+				     &state, &err))) {
 		if (passphrase)
 			bch_passphrase_free(passphrase, passphrase_len);
-		die("initialising the filesystem failed: %s\n%s"
-		    "the superblocks were written: the filesystem is valid but uninitialised "
-		    "(fsck -y initialises it)", bch_err_str(ret), printbuf_str(&err));
+		die("initialising the filesystem failed: %s\n%s%s", bch_err_str(ret),
+		    printbuf_str(&err),
+		    state == 0 ? "the superblocks were written: the filesystem is valid but "
+				 "uninitialised (fsck -y initialises it)" :
+		    state > 0 ? "the error came after the filesystem was marked initialised: "
+				"check it with fsck -n" :
+				"the devices hold no filesystem that opens");
 	}
 	if (passphrase)
 		bch_passphrase_free(passphrase, passphrase_len);

@@ -77,7 +77,11 @@ struct src {
 	unsigned		block_sectors;
 	struct wp		wp[BCH_REPLICAS_MAX];
 	unsigned		nr_wp;
-	uint64_t		replicas_devs;
+	uint64_t		replicas_devs;	/* of the write points now */
+	unsigned		cand[BCH_ALLOC_MAX_DEVS]; /* devices for user data */
+	unsigned		nr_cand;
+	uint64_t		dev_full;	/* bit d: device d has no free bucket */
+	uint64_t		dev_buckets[BCH_ALLOC_MAX_DEVS]; /* buckets taken */
 	uint8_t			*buf;
 	uint8_t			*cbuf;		/* compressed data */
 	unsigned		compression_type; /* on-disk type, 0 = none */
@@ -88,6 +92,7 @@ struct src {
 	dev_t			dev_dev[BCH_FS_MAX_DEVS];	/* the devices written to */
 	ino_t			dev_ino[BCH_FS_MAX_DEVS];
 	unsigned		nr_dev_files;
+	bool			acl;		/* POSIX ACLs enabled (sb flag) */
 };
 
 /* ---- inodes ------------------------------------------------------------- */
@@ -178,23 +183,57 @@ static int wp_init(struct src *s)
 {
 	unsigned want = (unsigned)BCH_SB_DATA_REPLICAS_WANT(s->c->sb) ?: 1;
 
-	for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS && s->nr_wp < want; d++) {
+	for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS; d++) {
 		struct bch_dev_alloc *da = s->a->devs[d];
 
 		if (!da || !da->present || da->state != BCH_MEMBER_STATE_RW ||
 		    !da->durability || !(da->data_allowed & (1U << BCH_DATA_USER)))
 			continue;
-		s->wp[s->nr_wp].dev = d;
-		s->wp[s->nr_wp].bucket_size = da->bucket_size;
-		s->replicas_devs |= 1ULL << d;
-		s->nr_wp++;
+		s->cand[s->nr_cand++] = d;
 	}
-	if (!s->nr_wp) {
+	if (!s->nr_cand) {
 		pr_str(s->err, "no device can hold user data\n");
 		return -ENOSPC;
 	}
-	bch_replicas_add(&s->a->replicas, BCH_DATA_USER, s->replicas_devs);
+	s->nr_wp = want < s->nr_cand ? want : s->nr_cand;
+	for (unsigned i = 0; i < s->nr_wp; i++)
+		s->wp[i].dev = ~0U;
 	return 0;
+}
+
+/*
+ * The device for a new bucket of write point @i: of the devices that can
+ * hold user data and that no other write point is on, the one with the
+ * most buckets left (so data is spread over every device and a full device
+ * does not stop the copy while others have room).
+ */
+static int wp_pick_dev(struct src *s, unsigned i, unsigned *dev)
+{
+	uint64_t best_left = 0;
+	bool found = false;
+
+	for (unsigned c = 0; c < s->nr_cand; c++) {
+		unsigned d = s->cand[c];
+		struct bch_dev_alloc *da = s->a->devs[d];
+		uint64_t left;
+		bool taken = false;
+
+		if (s->dev_full & (1ULL << d))
+			continue;
+		for (unsigned j = 0; j < s->nr_wp; j++)
+			if (j != i && s->wp[j].dev == d)
+				taken = true;
+		if (taken)
+			continue;
+		left = da->nbuckets - da->first_bucket;
+		left = left > s->dev_buckets[d] ? left - s->dev_buckets[d] : 0;
+		if (!found || left > best_left) {
+			best_left = left;
+			*dev = d;
+			found = true;
+		}
+	}
+	return found ? 0 : -BCH_ERR_nospc;
 }
 
 /*
@@ -225,28 +264,58 @@ static unsigned extent_val(struct src *s, const uint64_t *offsets,
 	return n * 8;
 }
 
-/* Room left in the write points: a fresh bucket where one is full. */
+/*
+ * Room left in the write points: a fresh bucket where one is full, on the
+ * device wp_pick_dev() chooses; the replicas entry of the devices now used.
+ */
 static int wp_space(struct src *s, uint64_t *space)
 {
+	uint64_t devs = 0;
 	int ret;
 
 	*space = UINT64_MAX;
 	for (unsigned i = 0; i < s->nr_wp; i++) {
 		struct wp *w = &s->wp[i];
 
-		if (!w->open || w->used >= w->bucket_size) {
-			ret = bch_alloc_bucket(s->a, w->dev, BCH_DATA_USER, 0,
-					       &w->bucket, &w->gen, s->err);
+		while (!w->open || w->used >= w->bucket_size) {
+			struct printbuf e = PRINTBUF;
+			unsigned dev;
+
+			w->open = false;
+			ret = wp_pick_dev(s, i, &dev);
 			if (ret) {
-				pr_buf(s->err, "out of space on device %u copying the data\n",
-				       w->dev);
+				pr_buf(s->err, "out of space copying the data (%u of %u "
+				       "device%s full)\n", __builtin_popcountll(s->dev_full),
+				       s->nr_cand, s->nr_cand > 1 ? "s" : "");
 				return ret;
 			}
+			w->dev = dev;
+			ret = bch_alloc_bucket(s->a, dev, BCH_DATA_USER, 0,
+					       &w->bucket, &w->gen, &e);
+			if (ret == -BCH_ERR_nospc) {
+				s->dev_full |= 1ULL << dev;
+				w->dev = ~0U;
+				printbuf_exit(&e);
+				continue;
+			}
+			if (ret) {
+				pr_buf(s->err, "%s", printbuf_str(&e));
+				printbuf_exit(&e);
+				return ret;
+			}
+			printbuf_exit(&e);
+			s->dev_buckets[dev]++;
+			w->bucket_size = s->a->devs[dev]->bucket_size;
 			w->open = true;
 			w->used = 0;
 		}
+		devs |= 1ULL << w->dev;
 		if (*space > w->bucket_size - w->used)
 			*space = w->bucket_size - w->used;
+	}
+	if (devs != s->replicas_devs) {
+		bch_replicas_add(&s->a->replicas, BCH_DATA_USER, devs);
+		s->replicas_devs = devs;
 	}
 	return 0;
 }
@@ -430,11 +499,76 @@ static int copy_symlink(struct src *s, uint64_t inum, const char *path, const st
 
 /* ---- xattrs ------------------------------------------------------------- */
 
+static bool is_acl(unsigned type)
+{
+	return type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS ||
+	       type == BCH_XATTR_INDEX_POSIX_ACL_DEFAULT;
+}
+
 static const struct { const char *prefix; unsigned type; } xattr_types[] = {
 	{ "user.",	BCH_XATTR_INDEX_USER },
 	{ "trusted.",	BCH_XATTR_INDEX_TRUSTED },
 	{ "security.",	BCH_XATTR_INDEX_SECURITY },
+	{ "system.posix_acl_access",	BCH_XATTR_INDEX_POSIX_ACL_ACCESS },
+	{ "system.posix_acl_default",	BCH_XATTR_INDEX_POSIX_ACL_DEFAULT },
 };
+
+/* POSIX ACL tags (40 §40.6.7) */
+#define ACL_USER_OBJ	0x01
+#define ACL_USER	0x02
+#define ACL_GROUP_OBJ	0x04
+#define ACL_GROUP	0x08
+#define ACL_MASK	0x10
+#define ACL_OTHER	0x20
+
+/*
+ * A POSIX ACL as Linux hands it out (system.posix_acl_*: le32 version 2,
+ * then 8-byte entries) in the on-disk form of 40 §40.6.7 (le32 version 1,
+ * short entries for the owner, group, mask and other, long ones for named
+ * users and groups). The bytes written, 0 when nothing is to be stored (an
+ * empty ACL, or an access ACL that only repeats the mode), or -EINVAL.
+ */
+static ssize_t acl_from_xattr(const uint8_t *v, size_t len, unsigned type,
+			      uint8_t *out, size_t out_size)
+{
+	size_t nr, pos = 4, nr_short = 0;
+
+	if (len < 4 || get_le32_unaligned(v) != 2 || (len - 4) % 8)
+		return -EINVAL;
+	nr = (len - 4) / 8;
+	if (!nr || out_size < 4 + nr * 8)
+		return nr ? -E2BIG : 0;
+	out[0] = 1; out[1] = out[2] = out[3] = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const uint8_t *e = v + 4 + i * 8;
+		unsigned tag = get_le16_unaligned(e);
+
+		switch (tag) {
+		case ACL_USER_OBJ:
+		case ACL_GROUP_OBJ:
+		case ACL_MASK:
+		case ACL_OTHER:
+			memcpy(out + pos, e, 4);
+			pos += 4;
+			nr_short++;
+			break;
+		case ACL_USER:
+		case ACL_GROUP:
+			memcpy(out + pos, e, 8);
+			pos += 8;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	/* the reader counts entries from the size: four short ones with named ones */
+	if (pos - 4 >= 16 && nr_short != 4)
+		return -EINVAL;
+	/* owner, group and other only: the mode says it all (40 §40.6.7) */
+	if (type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS && nr == 3)
+		return 0;
+	return (ssize_t)pos;
+}
 
 static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 {
@@ -470,7 +604,7 @@ static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 				type = xattr_types[i].type;
 				name = n + strlen(xattr_types[i].prefix);
 			}
-		if (type == ~0U) {
+		if (type == ~0U || (is_acl(type) && (*name || !s->acl))) {
 			s->o->nr_xattrs_skipped++;
 			continue;
 		}
@@ -479,6 +613,20 @@ static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 			pr_buf(s->err, "%s: xattr %s: %s\n", path, n, strerror(errno));
 			ret = -errno;
 			break;
+		}
+		if (is_acl(type)) {
+			uint8_t acl[sizeof(val)];
+			ssize_t alen = acl_from_xattr(val, (size_t)vlen, type, acl, sizeof(acl));
+
+			if (alen < 0) {
+				pr_buf(s->err, "%s: xattr %s: not a valid POSIX ACL\n", path, n);
+				ret = (int)alen;
+				break;
+			}
+			if (!alen)
+				continue;
+			memcpy(val, acl, (size_t)alen);
+			vlen = alen;
 		}
 		bytes = bch_xattr_encode(type, name, strlen(name), val, (size_t)vlen,
 					 enc, sizeof(enc));
@@ -734,6 +882,7 @@ int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
 	s->o = o;
 	s->err = err;
 	s->block_sectors = c->block_size;
+	s->acl = BCH_SB_POSIX_ACL(c->sb);
 	s->extent_max = 1U << BCH_SB_ENCODED_EXTENT_MAX_BITS(c->sb);
 	s->csum_type = c->data_csum_type == BCH_CSUM_OPT_CRC32C ? BCH_CHECKSUM_CRC32C
 		     : c->data_csum_type == BCH_CSUM_OPT_CRC64 ? BCH_CHECKSUM_CRC64

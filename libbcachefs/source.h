@@ -13,9 +13,11 @@
  * Used as the populate callback of bch_fs_initialize_opts() (init.h).
  * Data is compressed with the filesystem's compression option (the
  * writer loop of 40 §40.3.3) and encrypted when the filesystem is
- * (versions from 65538 on, 40 §40.4.7). POSIX ACL xattrs
- * (system.posix_acl_*) and other system.* xattrs are not copied; the
- * number skipped is reported in struct bch_source_opts.
+ * (versions from 65538 on, 40 §40.4.7). POSIX ACLs (system.posix_acl_*)
+ * are stored as ACL xattrs (40 §40.6.7) when the filesystem has ACLs on
+ * (an access ACL that only repeats the mode is not stored); other
+ * system.* xattrs are not copied. The number skipped is reported in
+ * struct bch_source_opts.
  */
 #ifndef BCH_SOURCE_H
 #define BCH_SOURCE_H
@@ -37,7 +39,7 @@ struct bch_source_opts {
 	/* results */
 	uint64_t	nr_inodes;
 	uint64_t	nr_bytes;		/* file data copied */
-	uint64_t	nr_xattrs_skipped;	/* ACLs and system.* */
+	uint64_t	nr_xattrs_skipped;	/* system.*, ACLs when off */
 };
 
 /* bch_init_populate_fn with @priv = struct bch_source_opts. */
