@@ -23,27 +23,68 @@ static struct bch_dev_alloc *dev_get(const struct bch_allocator *a, unsigned dev
 	return dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
 }
 
+struct bucket_h *bch_bucket_mut(struct bch_dev_alloc *d, uint64_t b)
+{
+	struct bucket_h **c = &d->chunk[b >> BUCKET_CHUNK_SHIFT];
+
+	if (!*c)
+		*c = xcalloc(BUCKET_CHUNK, sizeof(**c));
+	return &(*c)[b & (BUCKET_CHUNK - 1)];
+}
+
+static bool bucket_is_free(const struct bch_dev_alloc *d, uint64_t b)
+{
+	const struct bucket_h *g = bch_bucket(d, b);
+
+	return b >= d->first_bucket && !g->owned && !g->data_type && !g->dirty_sectors;
+}
+
+/* After bucket @b changed: it was free before (@was_free); keep nr_free right. */
+static void free_account(struct bch_dev_alloc *d, uint64_t b, bool was_free)
+{
+	bool now = bucket_is_free(d, b);
+
+	if (was_free && !now)
+		d->nr_free--;
+	else if (!was_free && now)
+		d->nr_free++;
+}
+
+/* Each bucket of @d that was ever changed: @fn(bucket, state). */
+#define for_each_touched_bucket(_d, _b, _g)					\
+	for (uint64_t _c = 0; _c < (_d)->nr_chunks; _c++)			\
+		if ((_d)->chunk[_c])						\
+			for (uint64_t _i = 0; _i < BUCKET_CHUNK &&		\
+			     (_b = _c * BUCKET_CHUNK + _i) < (_d)->nbuckets; _i++)	\
+				if ((_g = &(_d)->chunk[_c][_i]), true)
+
 int bch_alloc_mark(struct bch_allocator *a, unsigned dev, uint64_t bucket,
 		   unsigned data_type, unsigned sectors, struct printbuf *err)
 {
 	struct bch_dev_alloc *d = dev_get(a, dev);
 	struct bucket_h *g;
+	bool was_free;
 
 	if (!d || bucket >= d->nbuckets) {
 		pr_buf(err, "cannot mark bucket %" PRIu64 " of device %u: no such bucket\n",
 		       bucket, dev);
 		return -EINVAL;
 	}
-	g = &d->b[bucket];
-	if (g->data_type && data_type && g->data_type != data_type) {
+	if (bch_bucket(d, bucket)->data_type && data_type &&
+	    bch_bucket(d, bucket)->data_type != data_type) {
 		pr_buf(err, "device %u bucket %" PRIu64 ": different types of data in same bucket: %u, %u\n",
-		       dev, bucket, g->data_type, data_type);
+		       dev, bucket, bch_bucket(d, bucket)->data_type, data_type);
 		return -EINVAL;
 	}
+	if (!data_type && !sectors)
+		return 0;
+	was_free = bucket_is_free(d, bucket);
+	g = bch_bucket_mut(d, bucket);
 	if (data_type)
 		g->data_type = (uint8_t)data_type;
 	g->dirty_sectors = g->dirty_sectors + sectors > d->bucket_size
 		? d->bucket_size : g->dirty_sectors + sectors;
+	free_account(d, bucket, was_free);
 	return 0;
 }
 
@@ -116,12 +157,8 @@ int bch_alloc_mark_btree_ptr(struct bch_allocator *a, const struct bkey_ref *k,
 bool bch_alloc_bucket_free(const struct bch_allocator *a, unsigned dev, uint64_t bucket)
 {
 	const struct bch_dev_alloc *d = dev_get(a, dev);
-	const struct bucket_h *g;
 
-	if (!d || bucket < d->first_bucket || bucket >= d->nbuckets)
-		return false;
-	g = &d->b[bucket];
-	return !g->owned && !g->data_type && !g->dirty_sectors;
+	return d && bucket < d->nbuckets && bucket_is_free(d, bucket);
 }
 
 /* ---- init / exit -------------------------------------------------------- */
@@ -133,7 +170,9 @@ void bch_alloc_exit(struct bch_allocator *a)
 	for (i = 0; i < BCH_ALLOC_MAX_DEVS; i++) {
 		if (!a->devs[i])
 			continue;
-		free(a->devs[i]->b);
+		for (uint64_t c = 0; c < a->devs[i]->nr_chunks; c++)
+			free(a->devs[i]->chunk[c]);
+		free(a->devs[i]->chunk);
 		free(a->devs[i]->journal);
 		free(a->devs[i]);
 	}
@@ -178,12 +217,15 @@ int bch_alloc_init(struct bch_allocator *a, struct bch_fs *c, struct printbuf *e
 		d->durability	= bch_member_durability(m);
 		d->data_allowed	= (unsigned)BCH_MEMBER_DATA_ALLOWED(m);
 		d->next		= d->first_bucket;
-		d->b		= xcalloc(d->nbuckets, sizeof(*d->b));
+		d->nr_chunks	= (d->nbuckets + BUCKET_CHUNK - 1) >> BUCKET_CHUNK_SHIFT;
+		d->chunk	= xcalloc(d->nr_chunks, sizeof(*d->chunk));
+		d->nr_free	= d->nbuckets > d->first_bucket ? d->nbuckets - d->first_bucket : 0;
 		if (ca->bucket_gens)
-			for (j = 0; j < d->nbuckets; j++) {
-				d->b[j].gen = ca->bucket_gens[j];
-				d->b[j].gen_valid = true;
-			}
+			for (j = 0; j < d->nbuckets; j++)
+				if (ca->bucket_gens[j]) {
+					bch_bucket_mut(d, j)->gen = ca->bucket_gens[j];
+					bch_bucket_mut(d, j)->gen_valid = true;
+				}
 
 		ret = mark_sb(a, d, ca->sb, err);
 		nr = bch_sb_journal_nr_buckets(ca->sb);
@@ -266,11 +308,18 @@ int bch_alloc_journal_buckets(struct bch_allocator *a, unsigned dev, unsigned nr
 
 static uint64_t dev_nr_free(const struct bch_allocator *a, const struct bch_dev_alloc *d)
 {
-	uint64_t b, n = 0;
+	return d->nr_free;
+}
 
-	for (b = d->first_bucket; b < d->nbuckets; b++)
-		n += bch_alloc_bucket_free(a, d->idx, b);
-	return n;
+/* The lowest free bucket in [from, to) of @d, or @to. Untouched chunks are free. */
+static uint64_t find_free(const struct bch_dev_alloc *d, uint64_t from, uint64_t to)
+{
+	uint64_t b = from > d->first_bucket ? from : d->first_bucket;
+
+	for (; b < to; b++)
+		if (!d->chunk[b >> BUCKET_CHUNK_SHIFT] || bucket_is_free(d, b))
+			return b;
+	return to;
 }
 
 int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
@@ -278,6 +327,7 @@ int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
 		     struct printbuf *err)
 {
 	struct bch_dev_alloc *d = dev_get(a, dev);
+	struct bucket_h *g;
 	uint64_t b;
 
 	if (!d) {
@@ -291,25 +341,23 @@ int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
 	}
 	if (d->next < d->first_bucket)
 		d->next = d->first_bucket;
-	for (b = d->next; b < d->nbuckets; b++)
-		if (bch_alloc_bucket_free(a, dev, b))
-			break;
-	if (b >= d->nbuckets)
-		for (b = d->first_bucket; b < d->next && b < d->nbuckets; b++)
-			if (bch_alloc_bucket_free(a, dev, b))
-				break;
-	if (b >= d->nbuckets || !bch_alloc_bucket_free(a, dev, b)) {
+	b = d->nr_free ? find_free(d, d->next, d->nbuckets) : d->nbuckets;
+	if (b >= d->nbuckets && d->nr_free)
+		b = find_free(d, d->first_bucket, d->next < d->nbuckets ? d->next : d->nbuckets);
+	if (b >= d->nbuckets || !bucket_is_free(d, b)) {
 		pr_buf(err, "device %u: no free bucket\n", dev);
 		return -BCH_ERR_nospc;
 	}
 	/* invalidate: a new gen, so no old pointer can see the new data */
-	d->b[b].gen++;
-	d->b[b].gen_valid = true;
-	d->b[b].gen_dirty = true;
-	d->b[b].owned = true;
+	g = bch_bucket_mut(d, b);
+	g->gen++;
+	g->gen_valid = true;
+	g->gen_dirty = true;
+	g->owned = true;
+	d->nr_free--;
 	d->next = b + 1;
 	*bucket = b;
-	*gen = d->b[b].gen;
+	*gen = g->gen;
 	return bch_alloc_mark(a, dev, b, data_type, sectors, err);
 }
 
@@ -384,10 +432,12 @@ static void alloc_keys(struct bch_allocator *a, bool (*want)(struct bucket_h *),
 	unsigned dev;
 	uint64_t b;
 
+	struct bucket_h *g;
+
 	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++)
 		if (a->devs[dev])
-			for (b = 0; b < a->devs[dev]->nbuckets; b++)
-				n += want(&a->devs[dev]->b[b]);
+			for_each_touched_bucket(a->devs[dev], b, g)
+				n += want(g);
 	*keys = xcalloc(n ?: 1, sizeof(**keys));
 	*vals = xcalloc(n ?: 1, sizeof(**vals));
 	for (dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++) {
@@ -395,13 +445,13 @@ static void alloc_keys(struct bch_allocator *a, bool (*want)(struct bucket_h *),
 
 		if (!d)
 			continue;
-		for (b = 0; b < d->nbuckets; b++) {
+		for_each_touched_bucket(d, b, g) {
 			struct bkey_ref *k;
 
-			if (!want(&d->b[b]))
+			if (!want(g))
 				continue;
 			k = &(*keys)[i];
-			(*vals)[i] = cpu_to_le64((uint64_t)d->b[b].gen << 8);
+			(*vals)[i] = cpu_to_le64((uint64_t)g->gen << 8);
 			k->k.u64s = BKEY_U64S_UNPACKED + 1;
 			k->k.type = 128;
 			k->k.p = POS_H(dev, b);
@@ -445,19 +495,28 @@ void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket)
 {
 	struct bch_dev_alloc *d = dev_get(a, dev);
 
+	struct bucket_h *g;
+	bool was_free;
+
 	if (!d || bucket >= d->nbuckets)
 		return;
-	d->b[bucket].data_type = 0;
-	d->b[bucket].dirty_sectors = 0;
-	d->b[bucket].owned = false;
+	was_free = bucket_is_free(d, bucket);
+	g = bch_bucket_mut(d, bucket);
+	g->data_type = 0;
+	g->dirty_sectors = 0;
+	g->owned = false;
+	free_account(d, bucket, was_free);
 }
 
 void bch_alloc_clear_dirty(struct bch_allocator *a)
 {
+	struct bucket_h *g;
+	uint64_t b;
+
 	for (unsigned dev = 0; dev < BCH_ALLOC_MAX_DEVS; dev++)
 		if (a->devs[dev])
-			for (uint64_t b = 0; b < a->devs[dev]->nbuckets; b++)
-				a->devs[dev]->b[b].gen_dirty = false;
+			for_each_touched_bucket(a->devs[dev], b, g)
+				g->gen_dirty = false;
 }
 
 /* ---- replicas ----------------------------------------------------------- */
@@ -599,7 +658,8 @@ void bch_sb_field_replace(struct bch_sb **sbp, unsigned type, const void *field,
 		sb = xrealloc(sb, total + bytes - old);
 	base = (uint8_t *)sb;
 	memmove(base + off + bytes, base + off + old, total - off - old);
-	memcpy(base + off, field, bytes);
+	if (bytes)	/* @field may be NULL: the field removed */
+		memcpy(base + off, field, bytes);
 	sb->u64s = cpu_to_le32((uint32_t)((total + bytes - old - sizeof(struct bch_sb)) / 8));
 	*sbp = sb;
 }
@@ -609,10 +669,13 @@ bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, u
 {
 	struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
 
-	if (!d || !d->b || bucket >= d->nbuckets)
+	struct bucket_h *g;
+
+	if (!d || bucket >= d->nbuckets)
 		return false;
-	d->b[bucket].gen	= gen;
-	d->b[bucket].gen_valid	= true;
-	d->b[bucket].gen_dirty	= true;
+	g = bch_bucket_mut(d, bucket);
+	g->gen		= gen;
+	g->gen_valid	= true;
+	g->gen_dirty	= true;
 	return true;
 }

@@ -46,11 +46,37 @@ struct bch_dev_alloc {
 	unsigned	state;		/* BCH_MEMBER_STATE_* */
 	unsigned	durability;
 	unsigned	data_allowed;	/* bit t = data type t */
-	struct bucket_h	*b;		/* nbuckets entries */
+	/*
+	 * Bucket state in chunks of BUCKET_CHUNK buckets, allocated when a
+	 * bucket of the chunk is first changed: a NULL chunk is all zero
+	 * (free, gen 0). A big empty device costs nothing (format time does
+	 * not follow the device size).
+	 */
+	struct bucket_h	**chunk;
+	uint64_t	nr_chunks;
+	uint64_t	nr_free;	/* free buckets (bch_alloc_bucket_free) */
 	uint64_t	*journal;	/* journal buckets in ring order */
 	unsigned	nr_journal;
 	uint64_t	next;		/* allocation cursor (lowest free from here) */
 };
+
+#define BUCKET_CHUNK_SHIFT	14
+#define BUCKET_CHUNK		(1ULL << BUCKET_CHUNK_SHIFT)
+
+/* Bucket @b (< nbuckets) of @d, to read: a shared zero bucket when untouched. */
+static inline const struct bucket_h *bch_bucket(const struct bch_dev_alloc *d, uint64_t b)
+{
+	static const struct bucket_h zero;
+	const struct bucket_h *c = d->chunk[b >> BUCKET_CHUNK_SHIFT];
+
+	return c ? &c[b & (BUCKET_CHUNK - 1)] : &zero;
+}
+
+/*
+ * Bucket @b of @d, to change. Changes that can make it free or in use go
+ * through the allocator's functions (they keep nr_free).
+ */
+struct bucket_h *bch_bucket_mut(struct bch_dev_alloc *d, uint64_t b);
 
 /* In-memory replicas table (30 §7.1): entries as device bitmasks. */
 struct bch_replicas_h {

@@ -204,7 +204,7 @@ static void mark_extent(struct bch_fs_rw *rw, const struct bkey_ref *k)
 		if (!d || !d->bucket_size)
 			continue;
 		b = p.ptr.offset / d->bucket_size;
-		if (b >= d->nbuckets || gen_after(d->b[b].gen, (uint8_t)p.ptr.gen))
+		if (b >= d->nbuckets || gen_after(bch_bucket(d, b)->gen, (uint8_t)p.ptr.gen))
 			continue;	/* outside, or stale: the space is not in use */
 		bch_alloc_mark(&rw->a, p.ptr.dev, b,
 			       p.ptr.cached ? BCH_DATA_CACHED : BCH_DATA_USER,
@@ -229,7 +229,7 @@ static int mark_in_use(struct bch_fs *c, struct printbuf *err)
 			? rw->a.devs[k->k.p.inode] : NULL;
 
 		if (d && k->k.p.offset < d->nbuckets && k->k.type == 128)
-			d->b[k->k.p.offset].has_key = true;
+			bch_bucket_mut(d, k->k.p.offset)->has_key = true;
 		bch_btree_iter_advance(&iter);
 	}
 	bch_btree_iter_exit(&iter);
@@ -647,10 +647,10 @@ bool bch_fs_rw_bucket_gen(const struct bch_fs *c, unsigned dev, uint64_t bucket,
 {
 	const struct bch_dev_alloc *d;
 
-	if (!c->rw || dev >= BCH_ALLOC_MAX_DEVS || !(d = c->rw->a.devs[dev]) || !d->b ||
+	if (!c->rw || dev >= BCH_ALLOC_MAX_DEVS || !(d = c->rw->a.devs[dev]) ||
 	    bucket >= d->nbuckets)
 		return false;
-	*gen = d->b[bucket].gen;
+	*gen = bch_bucket(d, bucket)->gen;
 	return true;
 }
 
