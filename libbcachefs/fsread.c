@@ -308,9 +308,21 @@ static void file_iter_drop(struct bch_file *f)
 	f->iter_live = false;
 }
 
+static void file_ahead_drop(struct bch_file *f)
+{
+	if (f->ahead_live)
+		bch_btree_iter_exit(&f->ahead_iter);
+	f->ahead_live = false;
+}
+
 void bch_file_close(struct bch_file *f)
 {
 	file_iter_drop(f);
+	file_ahead_drop(f);
+	if (f->ahead_err) {
+		printbuf_exit(f->ahead_err);
+		free(f->ahead_err);
+	}
 	if (f->iter_err) {
 		printbuf_exit(f->iter_err);
 		free(f->iter_err);
@@ -598,6 +610,50 @@ ssize_t bch_file_read_segs(struct bch_file *f, uint64_t offset, void *buf, size_
 			   struct printbuf *err)
 {
 	return file_read(f, offset, buf, len, maps, segs, NULL, err);
+}
+
+void bch_file_verify_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
+			   struct bch_read_maps *maps)
+{
+	uint64_t s, e, end;
+	struct bkey_ref *k;
+
+	if (!maps->ahead || offset >= f->size || !len)
+		return;
+	end = min_t(uint64_t, f->size, offset + min_t(uint64_t, len, f->size));
+	s = offset >> BCH_SECTOR_SHIFT;
+	e = DIV_ROUND_UP(end, BCH_SECTOR_SIZE);
+
+	/* sequential: on from where the last call stopped; else start over */
+	if (!f->ahead_live || f->ahead_sector < s || f->ahead_sector > e) {
+		file_ahead_drop(f);
+		if (!f->ahead_err)
+			f->ahead_err = xcalloc(1, sizeof(*f->ahead_err));
+		bch_read_ahead_restart(maps);
+		bch_btree_iter_init(&f->ahead_iter, f->c, BTREE_ID_EXTENTS,
+				    POS_H(f->inum, s), f->ahead_err);
+		f->ahead_live = true;
+		f->ahead_sector = s;
+	}
+	while (f->ahead_sector < e) {
+		if (bch_btree_iter_peek(&f->ahead_iter, &k) || !k ||
+		    k->k.p.inode != f->inum) {
+			f->ahead_sector = e;	/* the end (or trouble: the read reports) */
+			break;
+		}
+		if (k->k.p.offset > f->ahead_sector &&
+		    k->k.p.offset - k->k.size < e &&
+		    bch_extent_has_data(&k->k) &&
+		    bch_read_extent_verify_ahead(f->c, k, maps, &f->rc) == -EAGAIN)
+			break;		/* queue full: this key again next time */
+		if (k->k.p.offset - k->k.size >= e) {
+			f->ahead_sector = e;	/* nothing before this key */
+			break;
+		}
+		f->ahead_sector = max_t(uint64_t, f->ahead_sector, k->k.p.offset);
+		bch_btree_iter_advance(&f->ahead_iter);
+	}
+	printbuf_reset(f->ahead_err);
 }
 
 /* bch_file_read_data: runs of adjacent data gathered in chunk */

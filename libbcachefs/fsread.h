@@ -129,6 +129,12 @@ struct bch_file {
 	struct printbuf		*iter_err;	/* node problems of iter (owned) */
 
 	struct bch_read_cache	rc;
+
+	/* bch_file_verify_ahead(): its own iterator, queued up to ahead_sector */
+	bool			ahead_live;
+	struct btree_iter	ahead_iter;
+	uint64_t		ahead_sector;
+	struct printbuf		*ahead_err;
 };
 
 void bch_file_open(struct bch_fs *c, const struct bch_inode_unpacked *inode,
@@ -170,6 +176,17 @@ struct bch_file_segs {
 ssize_t bch_file_read_segs(struct bch_file *f, uint64_t offset, void *buf, size_t len,
 			   const struct bch_read_maps *maps, struct bch_file_segs *segs,
 			   struct printbuf *err);
+
+/*
+ * Queue the data extents of the file over bytes [@offset, @offset + @len)
+ * (clamped to i_size) that were not queued before for verification by the
+ * worker of @maps (bch_read_extent_verify_ahead(); nothing without one),
+ * so that the next bch_file_read_segs() of them find their checksums
+ * verified. Sequential calls continue where the last one stopped (a full
+ * queue stops it early). Problems reading the btree are left to the read.
+ */
+void bch_file_verify_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
+			   struct bch_read_maps *maps);
 
 /*
  * The data of the file from byte @offset to i_size, skipping holes: @fn

@@ -7,6 +7,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 
 #include "checksum.h"
@@ -409,6 +411,8 @@ out:
 
 /* ---- reads served in place (splice) ---- */
 
+static void ahead_stop(struct bch_verify_ahead *a);
+
 void bch_read_maps_init(struct bch_fs *c, struct bch_read_maps *m)
 {
 	unsigned i;
@@ -432,10 +436,98 @@ void bch_read_maps_exit(struct bch_read_maps *m)
 {
 	unsigned i;
 
+	if (m->ahead)
+		ahead_stop(m->ahead);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
 		if (m->base[i])
 			munmap((void *)m->base[i], (size_t)m->size[i]);
 	memset(m, 0, sizeof(*m));
+}
+
+/* ---- regions verified ahead of the reader (a worker thread) ---- */
+
+enum ahead_state {
+	AHEAD_FREE,
+	AHEAD_QUEUED,
+	AHEAD_RUNNING,
+	AHEAD_TAKEN,	/* the reader verified it itself */
+	AHEAD_OK,
+	AHEAD_BAD,
+};
+
+struct ahead_job {
+	struct bch_read_verified id;
+	uint64_t	idx;		/* in queue order */
+	uint32_t	nonce;
+	enum ahead_state state;
+};
+
+#define AHEAD_JOBS	64U
+
+struct bch_verify_ahead {
+	pthread_t	thread;
+	pthread_mutex_t	lock;
+	pthread_cond_t	work, done;
+	bool		stop;
+	const uint8_t	*base[BCH_SB_MEMBERS_MAX];
+	/* jobs[i % AHEAD_JOBS], i in [run, tail): not run yet, in queue order */
+	struct ahead_job jobs[AHEAD_JOBS];
+	uint64_t	run, tail;
+	/* the reader used the results up to this job: later ones are kept */
+	uint64_t	seen;
+	unsigned long	nr_done, nr_taken;
+};
+
+/* The copy bch_read_extent() tries first, when it is stored as is and lies
+ * on a present device: *@p, its first sector of @sector_in_key, and the
+ * bytes to verify (or read, without checksum) from its start. */
+static bool locate_copy(struct bch_fs *c, const struct bkey_ref *k, uint64_t sector_in_key,
+			unsigned nr, struct extent_ptr_decoded *p, uint64_t *first,
+			uint64_t *stored_bytes)
+{
+	struct extent_ptr_decoded ptrs[READ_MAX_PTRS], order[READ_MAX_PTRS];
+	const struct bch_extent_crc_unpacked *crc;
+	struct extent_ptr_iter it;
+	unsigned n = 0, nr_missing = 0, nr_stale = 0;
+	int r = 0;
+
+	if ((k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED) || !nr ||
+	    sector_in_key > k->k.size || nr > k->k.size - sector_in_key)
+		return false;
+	extent_ptr_iter_init(&it, k);
+	while (n < READ_MAX_PTRS && (r = extent_ptr_iter_next(&it, &ptrs[n])) > 0)
+		n++;
+	if (n < READ_MAX_PTRS && r < 0)
+		return false;
+	if (!order_copies(c, k, ptrs, n, order, &nr_missing, &nr_stale))
+		return false;
+
+	*p = order[0];
+	crc = &p->crc;
+	if (crc_check(&k->k, crc) || crc->compression_type ||
+	    bch_csum_type_is_encryption(crc->csum_type))
+		return false;
+	*first = p->ptr.offset + crc->offset + sector_in_key;
+	*stored_bytes = (uint64_t)(crc->csum_type ? crc->compressed_size
+				   : crc->offset + sector_in_key + nr) << BCH_SECTOR_SHIFT;
+	if (p->ptr.offset > (UINT64_MAX >> BCH_SECTOR_SHIFT) - crc->compressed_size ||
+	    (p->ptr.offset << BCH_SECTOR_SHIFT) + *stored_bytes > c->devs[p->ptr.dev]->io->size)
+		return false;
+	return true;
+}
+
+static void verified_id(struct bch_read_verified *v, const struct bkey_h *k,
+			const struct extent_ptr_decoded *p)
+{
+	v->valid	= true;
+	v->dev		= p->ptr.dev;
+	v->ptr_offset	= p->ptr.offset;
+	v->version_lo	= k->version_lo;
+	v->version_hi	= k->version_hi;
+	v->csum_type	= p->crc.csum_type;
+	v->size		= p->crc.compressed_size;
+	v->csum_lo	= p->crc.csum_lo;
+	v->csum_hi	= p->crc.csum_hi;
 }
 
 static bool verified_match(const struct bch_read_verified *v, const struct bkey_h *k,
@@ -447,77 +539,237 @@ static bool verified_match(const struct bch_read_verified *v, const struct bkey_
 		v->csum_lo == p->crc.csum_lo && v->csum_hi == p->crc.csum_hi;
 }
 
+static bool job_match(const struct ahead_job *j, const struct bkey_h *k,
+		      const struct extent_ptr_decoded *p)
+{
+	return j->state != AHEAD_FREE && verified_match(&j->id, k, p) &&
+		j->nonce == p->crc.nonce;
+}
+
+/* Does the stored region of @id (uncompressed: nonce from the version) verify? */
+static bool region_verifies(const uint8_t *base, const struct bch_read_verified *id,
+			    uint32_t nonce)
+{
+	struct bch_csum_val want = { id->csum_lo, id->csum_hi }, got;
+
+	return !bch_checksum(id->csum_type,
+			     bch_nonce_extent(id->version_lo, id->version_hi, 0, id->size, nonce),
+			     NULL, base + (id->ptr_offset << BCH_SECTOR_SHIFT),
+			     (size_t)id->size << BCH_SECTOR_SHIFT, &got) &&
+		bch_csum_eq(want, got);
+}
+
+static void *ahead_thread(void *arg)
+{
+	struct bch_verify_ahead *a = arg;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stop) {
+		struct ahead_job *j;
+		struct bch_read_verified id;
+		uint32_t nonce;
+		bool ok;
+
+		if (a->run == a->tail) {
+			pthread_cond_wait(&a->work, &a->lock);
+			continue;
+		}
+		j = &a->jobs[a->run % AHEAD_JOBS];
+		if (j->state != AHEAD_QUEUED) {
+			a->run++;	/* taken by the reader */
+			continue;
+		}
+		j->state = AHEAD_RUNNING;
+		id = j->id;
+		nonce = j->nonce;
+		pthread_mutex_unlock(&a->lock);
+
+		ok = region_verifies(a->base[id.dev], &id, nonce);
+
+		pthread_mutex_lock(&a->lock);
+		j->state = ok ? AHEAD_OK : AHEAD_BAD;
+		a->run++;	/* only now may the slot be reused */
+		a->nr_done++;
+		pthread_cond_broadcast(&a->done);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+bool bch_read_ahead_start(struct bch_read_maps *m)
+{
+	struct bch_verify_ahead *a;
+	sigset_t all, old;
+	bool any = false;
+	unsigned i;
+	int ret;
+
+	if (m->ahead)
+		return true;
+	for (i = 0; i < BCH_SB_MEMBERS_MAX; i++)
+		any |= m->base[i] != NULL;
+	if (!any)
+		return false;
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return false;
+	memcpy(a->base, m->base, sizeof(a->base));
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->work, NULL);
+	pthread_cond_init(&a->done, NULL);
+	/* signals (SIGTERM: unmount) stay with the caller's thread */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = pthread_create(&a->thread, NULL, ahead_thread, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		pthread_cond_destroy(&a->done);
+		pthread_cond_destroy(&a->work);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+		return false;
+	}
+	m->ahead = a;
+	return true;
+}
+
+static void ahead_stop(struct bch_verify_ahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->done);
+	pthread_cond_destroy(&a->work);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+int bch_read_extent_verify_ahead(struct bch_fs *c, const struct bkey_ref *k,
+				 struct bch_read_maps *maps, const struct bch_read_cache *rc)
+{
+	struct bch_verify_ahead *a = maps->ahead;
+	struct extent_ptr_decoded p;
+	struct ahead_job *j;
+	uint64_t first, stored_bytes;
+	unsigned i;
+
+	if (!a || !locate_copy(c, k, 0, k->k.size, &p, &first, &stored_bytes) ||
+	    !p.crc.csum_type || !maps->base[p.ptr.dev] ||
+	    (p.ptr.offset << BCH_SECTOR_SHIFT) + stored_bytes > maps->size[p.ptr.dev])
+		return 0;
+	if (rc)
+		for (i = 0; i < ARRAY_SIZE(rc->verified); i++)
+			if (verified_match(&rc->verified[i], &k->k, &p))
+				return 1;
+
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AHEAD_JOBS; i++)
+		if (job_match(&a->jobs[i], &k->k, &p)) {
+			pthread_mutex_unlock(&a->lock);
+			return 1;
+		}
+	if (a->tail - a->run >= AHEAD_JOBS || a->tail - a->seen >= AHEAD_JOBS - 1) {
+		pthread_mutex_unlock(&a->lock);
+		return -EAGAIN;
+	}
+	j = &a->jobs[a->tail % AHEAD_JOBS];
+	j->idx = a->tail++;
+	verified_id(&j->id, &k->k, &p);
+	j->nonce = p.crc.nonce;
+	j->state = AHEAD_QUEUED;
+	pthread_cond_signal(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	return 1;
+}
+
+void bch_read_ahead_restart(struct bch_read_maps *m)
+{
+	struct bch_verify_ahead *a = m->ahead;
+	unsigned i;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AHEAD_JOBS; i++)
+		if (a->jobs[i].state == AHEAD_QUEUED)
+			a->jobs[i].state = AHEAD_TAKEN;
+	a->seen = a->tail;
+	pthread_mutex_unlock(&a->lock);
+}
+
+/*
+ * Is the region of @p verified by the worker? 1 yes, 0 no (it did not
+ * verify), -1 not queued. A job not started yet is taken over (-1).
+ */
+static int ahead_result(struct bch_verify_ahead *a, const struct bkey_h *k,
+			const struct extent_ptr_decoded *p)
+{
+	struct ahead_job *j = NULL;
+	unsigned i;
+	int ret = -1;
+
+	if (!a)
+		return -1;
+	pthread_mutex_lock(&a->lock);
+	for (i = 0; i < AHEAD_JOBS; i++)
+		if (job_match(&a->jobs[i], k, p)) {
+			j = &a->jobs[i];
+			break;
+		}
+	if (j) {
+		if (j->idx > a->seen)
+			a->seen = j->idx;
+		while (j->state == AHEAD_RUNNING)
+			pthread_cond_wait(&a->done, &a->lock);
+		if (j->state == AHEAD_QUEUED) {
+			j->state = AHEAD_TAKEN;
+			a->nr_taken++;
+		} else if (job_match(j, k, p) && j->state != AHEAD_TAKEN) {
+			ret = j->state == AHEAD_OK;
+		}
+	}
+	pthread_mutex_unlock(&a->lock);
+	return ret;
+}
+
 int bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 			   uint64_t sector_in_key, unsigned nr,
 			   const struct bch_read_maps *maps, struct bch_read_cache *rc,
 			   struct bch_read_loc *loc)
 {
-	struct extent_ptr_decoded ptrs[READ_MAX_PTRS], order[READ_MAX_PTRS], *p;
-	const struct bch_extent_crc_unpacked *crc;
-	struct extent_ptr_iter it;
-	unsigned n = 0, nr_missing = 0, nr_stale = 0, i;
+	struct extent_ptr_decoded p;
 	uint64_t first, stored_bytes;
-	int r;
+	unsigned i;
 
-	if ((k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED) || !nr ||
-	    sector_in_key > k->k.size || nr > k->k.size - sector_in_key)
-		return 0;
-	extent_ptr_iter_init(&it, k);
-	while (n < READ_MAX_PTRS && (r = extent_ptr_iter_next(&it, &ptrs[n])) > 0)
-		n++;
-	if (n < READ_MAX_PTRS && r < 0)
-		return 0;
-	if (!order_copies(c, k, ptrs, n, order, &nr_missing, &nr_stale))
+	if (!locate_copy(c, k, sector_in_key, nr, &p, &first, &stored_bytes))
 		return 0;
 
-	/* the copy bch_read_extent() would try first, if stored as is */
-	p = &order[0];
-	crc = &p->crc;
-	if (crc_check(&k->k, crc) || crc->compression_type ||
-	    bch_csum_type_is_encryption(crc->csum_type))
-		return 0;
-	first = p->ptr.offset + crc->offset + sector_in_key;
-	stored_bytes = (uint64_t)(crc->csum_type ? crc->compressed_size
-				  : crc->offset + sector_in_key + nr) << BCH_SECTOR_SHIFT;
-	if (p->ptr.offset > (UINT64_MAX >> BCH_SECTOR_SHIFT) - crc->compressed_size ||
-	    (p->ptr.offset << BCH_SECTOR_SHIFT) + stored_bytes > c->devs[p->ptr.dev]->io->size)
-		return 0;
-
-	if (crc->csum_type) {
-		struct bch_csum_val want = { crc->csum_lo, crc->csum_hi }, got;
-		struct bch_read_verified *v = NULL;
-		const uint8_t *base = maps ? maps->base[p->ptr.dev] : NULL;
+	if (p.crc.csum_type) {
+		struct bch_read_verified *v = NULL, id;
+		const uint8_t *base = maps ? maps->base[p.ptr.dev] : NULL;
+		int r;
 
 		for (i = 0; i < ARRAY_SIZE(rc->verified); i++)
-			if (verified_match(&rc->verified[i], &k->k, p)) {
+			if (verified_match(&rc->verified[i], &k->k, &p)) {
 				v = &rc->verified[i];
 				break;
 			}
 		if (!v) {
-			if (!base || (p->ptr.offset << BCH_SECTOR_SHIFT) + stored_bytes >
-			    maps->size[p->ptr.dev])
+			if (!base || (p.ptr.offset << BCH_SECTOR_SHIFT) + stored_bytes >
+			    maps->size[p.ptr.dev])
 				return 0;
-			if (bch_checksum(crc->csum_type,
-					 bch_nonce_extent(k->k.version_lo, k->k.version_hi,
-							  crc->compression_type,
-							  crc->uncompressed_size, crc->nonce),
-					 NULL, base + (p->ptr.offset << BCH_SECTOR_SHIFT),
-					 (size_t)stored_bytes, &got) ||
-			    !bch_csum_eq(want, got))
+			verified_id(&id, &k->k, &p);
+			r = ahead_result(maps->ahead, &k->k, &p);
+			if (r < 0)
+				r = region_verifies(base, &id, p.crc.nonce);
+			if (!r)
 				return 0;	/* bch_read_extent() retries and reports */
-			v = &rc->verified[rc->verified_next++ % ARRAY_SIZE(rc->verified)];
-			v->valid	= true;
-			v->dev		= p->ptr.dev;
-			v->ptr_offset	= p->ptr.offset;
-			v->version_lo	= k->k.version_lo;
-			v->version_hi	= k->k.version_hi;
-			v->csum_type	= crc->csum_type;
-			v->size		= crc->compressed_size;
-			v->csum_lo	= crc->csum_lo;
-			v->csum_hi	= crc->csum_hi;
+			rc->verified[rc->verified_next++ % ARRAY_SIZE(rc->verified)] = id;
 		}
 	}
-	loc->dev	= p->ptr.dev;
+	loc->dev	= p.ptr.dev;
 	loc->sector	= first;
 	return 1;
 }

@@ -116,14 +116,48 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
  * checksum of such data is verified first, over a read-only memory
  * mapping of the device.
  */
+struct bch_verify_ahead;
+
 struct bch_read_maps {
 	const uint8_t	*base[BCH_SB_MEMBERS_MAX];	/* NULL: not mapped */
 	uint64_t	size[BCH_SB_MEMBERS_MAX];
+	struct bch_verify_ahead *ahead;		/* NULL: not started */
 };
 
 /* Map every present member device (those that cannot be mapped are left out). */
 void bch_read_maps_init(struct bch_fs *c, struct bch_read_maps *m);
+/* Unmaps, and stops the worker thread of bch_read_ahead_start(). */
 void bch_read_maps_exit(struct bch_read_maps *m);
+
+/*
+ * Verifying ahead of the reader: a worker thread checks the checksums of
+ * regions queued with bch_read_extent_verify_ahead() over the mappings
+ * (and touches nothing else: no btree, no bch_fs), so that
+ * bch_read_extent_locate() finds them verified. Start it after any
+ * fork() (e.g. daemonizing); it blocks every signal. false: no thread
+ * (nothing mapped, or it could not be created): locate verifies itself.
+ */
+bool bch_read_ahead_start(struct bch_read_maps *m);
+
+/*
+ * The reader goes elsewhere: what is queued and not started is dropped,
+ * and results not used yet may be overwritten by the next queued (the
+ * queue keeps them otherwise, and is full when it holds nothing else).
+ */
+void bch_read_ahead_restart(struct bch_read_maps *m);
+
+/*
+ * Queue the stored region of extent @k that bch_read_extent_locate()
+ * would verify (the first copy, stored as is, with a checksum) for the
+ * worker. The thread calling this and bch_read_extent_locate() on @maps
+ * must be one and the same (or serialised). Returns 1 queued (or queued
+ * or verified before, in @rc, which may be NULL), 0 nothing to verify
+ * ahead (no worker, encoded data, no checksum, not mapped), -EAGAIN the
+ * queue is full (try again after the next reads).
+ */
+int bch_read_extent_verify_ahead(struct bch_fs *c, const struct bkey_ref *k,
+				 struct bch_read_maps *maps,
+				 const struct bch_read_cache *rc);
 
 struct bch_read_loc {
 	unsigned	dev;
@@ -137,7 +171,9 @@ struct bch_read_loc {
  * remembered in @rc). Returns 1 with *@loc, or 0: read the data with
  * bch_read_extent() instead (encoded data, no mapping, a copy that does
  * not verify: bch_read_extent() then tries the others and reports).
- * The data is verified when this returns; that it is still the same when
+ * The data is verified when this returns (by this call, or earlier by the
+ * worker of bch_read_ahead_start(): a region it is verifying is waited
+ * for, one it has not started is taken over); that it is still the same when
  * the caller reads it relies on the device not being written meanwhile.
  */
 int bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,

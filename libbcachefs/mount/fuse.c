@@ -23,6 +23,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,6 +41,8 @@
 #include "util.h"
 
 #define BCH_FUSE_DEFAULT_TIMEOUT	86400.0
+/* how far past a read the checksums are verified ahead (bytes) */
+#define BCH_FUSE_VERIFY_AHEAD		(4ULL << 20)
 
 struct bch_fuse {
 	struct bch_fs		*c;
@@ -59,6 +62,7 @@ struct bch_fuse {
 	struct fuse_bufvec	*bufv;
 	size_t			bufv_nr;
 
+	bool			readahead_done;
 	bool			statfs_done;
 	uint64_t		statfs_used_sectors;
 	uint64_t		statfs_nr_inodes;
@@ -166,6 +170,67 @@ static void fill_stat(struct bch_fuse *bf, const struct bch_inode_unpacked *inod
 	st->st_ctim	= s.ctime;
 }
 
+/* The "major:minor" of the mount on @mnt (the last one), from mountinfo. */
+static bool mount_devnum(const char *mnt, char *devnum, size_t size)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t n = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (getline(&line, &n, f) > 0) {
+		char dev[32], path[PATH_MAX], un[PATH_MAX];
+		size_t i, j;
+
+		if (sscanf(line, "%*u %*u %31s %*s %4095s", dev, path) != 2)
+			continue;
+		/* octal escapes (\040 for a space, ...) */
+		for (i = j = 0; path[i] && j + 1 < sizeof(un); j++) {
+			if (path[i] == '\\' && path[i + 1] >= '0' && path[i + 1] <= '3' &&
+			    path[i + 2] >= '0' && path[i + 2] <= '7' &&
+			    path[i + 3] >= '0' && path[i + 3] <= '7') {
+				un[j] = (char)((path[i + 1] - '0') * 64 + (path[i + 2] - '0') * 8 +
+					       (path[i + 3] - '0'));
+				i += 4;
+			} else {
+				un[j] = path[i++];
+			}
+		}
+		un[j] = 0;
+		if (!strcmp(un, mnt)) {
+			snprintf(devnum, size, "%s", dev);
+			found = true;
+		}
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * The kernel reads ahead 128 KiB at a time on a FUSE mount by default:
+ * with the page cache on, a request of that size each. Ask for more
+ * (the mount's own backing device info; best effort, needs root). Not
+ * through the mountpoint: that would wait for this process to answer.
+ * After init was answered: the kernel lowers it to what init said.
+ */
+static void mount_set_readahead(const char *mnt, unsigned kb)
+{
+	char devnum[32], path[96];
+	FILE *f;
+
+	if (!mount_devnum(mnt, devnum, sizeof(devnum)))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", devnum);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "%u\n", kb);
+	fclose(f);
+}
+
 /* ---- directory -> parent map ---- */
 
 static size_t parent_slot(const struct bch_fuse *bf, uint64_t k)
@@ -238,6 +303,9 @@ static void bf_init(void *userdata, struct fuse_conn_info *conn)
 	/* read replies spliced from the devices (bf_read) */
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	/* checksums verified ahead of the reads (after daemonizing: a thread) */
+	if (!bf->opts.no_verify_ahead)
+		bch_read_ahead_start(&bf->maps);
 	/* nothing is ever written back */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
@@ -419,6 +487,10 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
+	if (bf->opts.readahead_kb && bf->opts.mountpoint && !bf->readahead_done) {
+		mount_set_readahead(bf->opts.mountpoint, bf->opts.readahead_kb);
+		bf->readahead_done = true;
+	}
 	f = xmalloc(sizeof(*f));
 	bch_file_open(bf->c, &inode, f);
 	fi->fh = (uint64_t)(uintptr_t)f;
@@ -457,6 +529,8 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		bf->rbuf = xmalloc(size);
 		bf->rbuf_size = size;
 	}
+	/* the worker verifies what comes next while this is answered */
+	bch_file_verify_ahead(f, (uint64_t)off + size, BCH_FUSE_VERIFY_AHEAD, &bf->maps);
 	n = bch_file_read_segs(f, (uint64_t)off, bf->rbuf, size, &bf->maps, &bf->segs, &err);
 	if (n < 0) {
 		bf_log(bf, &err, "read of inode %" PRIu64 " at offset %lld (%zu bytes) failed: %s; returned %s",

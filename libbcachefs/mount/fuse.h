@@ -20,7 +20,9 @@
  * printed here.
  *
  * Threads: the btree node cache is not thread-safe, so the session must
- * be run with the single-threaded fuse_session_loop().
+ * be run with the single-threaded fuse_session_loop(). init starts one
+ * more thread (bch_read_ahead_start()) that only verifies checksums of
+ * the extents ahead of sequential reads over the device mappings.
  */
 #ifndef BCH_MOUNT_FUSE_H
 #define BCH_MOUNT_FUSE_H
@@ -37,17 +39,27 @@ struct bch_fuse_opts {
 	 * (0 = the default: a day; the filesystem cannot change under us) */
 	double		timeout;
 	/*
-	 * false (-o direct_io): file data is not cached by the kernel (direct
-	 * I/O): every read comes here and is spliced from the device, whose
-	 * own page cache holds the data once. Shared mmap of files then
-	 * fails (ENODEV; private mappings, e.g. executables, work).
-	 * true (the default): the kernel caches file data (read twice: repeated reads do
-	 * not come here, but the data sits in memory twice; mmap works).
+	 * false (-o direct_io, bcachefs mount's default): file data is not
+	 * cached by the kernel (direct I/O): every read comes here and is
+	 * spliced from the device, whose own page cache holds the data once.
+	 * Shared mmap of files then fails (ENODEV; private mappings, e.g.
+	 * executables, work).
+	 * true (-o kernel_cache): the kernel caches file data (read twice:
+	 * repeated reads do not come here, but the data sits in memory twice;
+	 * mmap works). A first sequential read is about half as fast: the
+	 * kernel copies each reply into its cache, then to the reader.
 	 */
 	bool		kernel_cache;
 	/* the max_read mount option given to fuse_session_new(), if any
 	 * (libfuse 3 wants init to ask for the same) */
 	unsigned	max_read;
+	/* with kernel_cache: the kernel's read-ahead for the mount on
+	 * @mountpoint (0: its default, 128 KiB), set at the first open */
+	unsigned	readahead_kb;
+	const char	*mountpoint;
+	/* no worker thread verifying checksums ahead of sequential reads
+	 * (bch_read_ahead_start(); -o noverify_ahead) */
+	bool		no_verify_ahead;
 	/* one message per failed operation (no trailing newline); may be NULL */
 	void		(*log)(void *arg, const char *msg);
 	void		*log_arg;

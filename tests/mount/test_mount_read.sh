@@ -2,8 +2,10 @@
 # File data through the FUSE mount, on the spliced path (uncompressed
 # extents with crc32c, verified in place and spliced from the image):
 # reads at odd offsets and sizes across extents and holes equal the
-# source, with -o direct_io and the default kernel cache; a flipped byte in such an extent
-# gives EIO (never the bad data) while the rest of the file still reads.
+# source, with direct I/O (the default), -o kernel_cache (shared mmap works
+# there) and -o noverify_ahead (no checksum worker thread); a flipped byte
+# in such an extent gives EIO (never the bad data) in each mode while the
+# rest of the file still reads.
 . "$TESTDIR/../lib.sh"
 [ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
 command -v fusermount3 >/dev/null || { echo "no fusermount3"; exit 77; }
@@ -57,20 +59,34 @@ for name in ("big", "holey", "tiny"):
 PY
 }
 
-mount_fg -o direct_io
-compare "direct"
+mount_fg
+compare "direct (default)"
 fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
 wait $pid || fail "mount exited with $?"
 
-mount_fg
+mount_fg -o noverify_ahead
+compare "noverify_ahead"
+fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
+wait $pid || fail "mount exited with $?"
+
+mount_fg -o kernel_cache
 compare "kernel_cache"
+python3 - "$src/big" "$mnt/big" <<'PY' || fail "shared mmap with kernel_cache"
+import mmap, sys
+a = open(sys.argv[1], "rb").read()
+with open(sys.argv[2], "rb") as f:
+    m = mmap.mmap(f.fileno(), 0, prot=mmap.PROT_READ)
+    if m[:] != a:
+        sys.exit("mapped data differs")
+PY
 kill -TERM $pid
 wait $pid || fail "SIGTERM: exit $?"
 
-# flip a byte in the second extent of big
+# flip a byte in the tenth extent of big (verified ahead by the worker
+# when read sequentially)
 inum=$("$BCACHEFS" list -b dirents "$img" | sed -n 's/.*: big -> \([0-9]*\)$/\1/p')
 [ -n "$inum" ] || fail "big not found"
-line=$("$BCACHEFS" list -b extents -s $inum:0 -e $((inum + 1)):0 "$img" | sed -n 2p)
+line=$("$BCACHEFS" list -b extents -s $inum:0 -e $((inum + 1)):0 "$img" | sed -n 10p)
 sector=$(echo "$line" | sed -n 's/.* ptr: 0:\([0-9]*\) gen.*/\1/p')
 end=$(echo "$line" | sed -n "s/.* $inum:\([0-9]*\) snap.*/\1/p")
 len=$(echo "$line" | sed -n 's/.* len \([0-9]*\) .*/\1/p')
@@ -81,11 +97,14 @@ import sys
 with open(sys.argv[1], "r+b") as f:
     f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x01]))
 PY
-mount_fg
-cat "$mnt/big" > /dev/null 2> "$WORK/cat.err" && fail "damaged file read without error"
-grep -q "Input/output error" "$WORK/cat.err" || fail "not EIO: $(cat "$WORK/cat.err")"
-bad=$(( (end - len) * 512 ))
-python3 - "$src/big" "$mnt/big" $bad $((len * 512)) <<'PY' || fail "data around the damaged extent"
+for opts in "" "-o kernel_cache" "-o noverify_ahead"; do
+	: > "$WORK/mount.log"
+	# shellcheck disable=SC2086
+	mount_fg $opts
+	cat "$mnt/big" > /dev/null 2> "$WORK/cat.err" && fail "damaged file read without error"
+	grep -q "Input/output error" "$WORK/cat.err" || fail "not EIO: $(cat "$WORK/cat.err")"
+	bad=$(( (end - len) * 512 ))
+	python3 - "$src/big" "$mnt/big" $bad $((len * 512)) <<'PY' || fail "data around the damaged extent"
 import os, sys
 a = open(sys.argv[1], "rb").read()
 bad, n = int(sys.argv[3]), int(sys.argv[4])
@@ -101,7 +120,8 @@ except OSError as e:
     if e.errno != 5:
         sys.exit("damaged extent: %s" % e)
 PY
-grep -q "checksum" "$WORK/mount.log" || fail "no checksum error in the log: $(cat "$WORK/mount.log")"
-fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-wait $pid || fail "mount exited with $?"
+	grep -q "checksum" "$WORK/mount.log" || fail "no checksum error in the log: $(cat "$WORK/mount.log")"
+	fusermount3 -u "$mnt" || fail "fusermount3 -u failed ($opts)"
+	wait $pid || fail "mount exited with $? ($opts)"
+done
 exit 0
