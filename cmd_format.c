@@ -268,6 +268,7 @@ static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 	}
 	ret = bch_fs_open(paths, nr, &fo, &c, err);
 	if (!ret) {
+		io.no_reread = true;
 		ret = bch_fs_initialize_opts(c, &io, err);
 		bch_fs_close(c);
 		c = NULL;

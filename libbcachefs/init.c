@@ -599,6 +599,11 @@ int bch_fs_initialize_opts(struct bch_fs *c, const struct bch_init_opts *opts,
 	/* read back what was written, as every later user of @c expects */
 	for (i = 0; i < BCH_NR_BTREES; i++)
 		c->roots[i].present = false;
+	if (opts->no_reread) {
+		/* (format) a journal scan of every bucket would cost more than the rest */
+		bch_journal_free(&c->journal);
+		goto out;
+	}
 	ret = bch_journal_read(c, err);
 	if (ret)
 		pr_str(err, "initialized filesystem: journal cannot be read back\n");

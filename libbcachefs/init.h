@@ -55,6 +55,7 @@ struct bch_init_opts {
 	uint64_t	root_hash_seed;	/* 0 = random */
 	uint64_t	lf_hash_seed;	/* 0 = random */
 	bch_init_populate_fn populate;	/* NULL: root directory and lost+found only */
+	bool		no_reread;	/* the caller closes @c next: the journal is not read back */
 	void		*populate_priv;
 };
 
