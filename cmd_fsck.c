@@ -254,7 +254,8 @@ int cmd_fsck(int argc, char *argv[])
 	} else if (!ret) {
 		s.read_only = true;
 		if (mode != FSCK_NO) {
-			int r = bch_fs_rw_start(c, &err);
+			/* the engine starts at the first repair: a clean check costs no more than -n */
+			int r = bch_fs_rw_on_demand(c, &err);
 
 			if (r)
 				fprintf(stderr, "bcachefs fsck: cannot write the filesystem (%s): checking only\n%s",
@@ -264,6 +265,9 @@ int cmd_fsck(int argc, char *argv[])
 			printbuf_reset(&err);
 		}
 		ret = bch_fsck_run(c, &s, fsck_progress, &cli);
+		if (c->rw_start_err.pos)
+			fprintf(stderr, "bcachefs fsck: the repairs could not start: %s",
+				printbuf_str(&c->rw_start_err));
 		/* the repairs go into the btrees, then the filesystem is marked clean */
 		if (c->rw && bch_fs_rw_stop(c, &err)) {
 			fprintf(stderr, "bcachefs fsck: writing the repairs failed: %s", printbuf_str(&err));

@@ -63,9 +63,13 @@ struct bch_fs_rw {
 	bool			force_checkpoint;	/* gens/replicas changed outside commits */
 };
 
-bool bch_fs_rw(const struct bch_fs *c)
+static struct bch_fs_rw *rw_get(struct bch_fs *c);
+
+bool bch_fs_rw(struct bch_fs *c)
 {
-	return c->rw && !c->rw->failed;
+	struct bch_fs_rw *rw = rw_get(c);
+
+	return rw && !rw->failed;
 }
 
 void bch_fs_rw_stats(const struct bch_fs *c, struct bch_rw_stats *s)
@@ -274,14 +278,9 @@ void bch_fs_rw_free(struct bch_fs *c)
 	rw_free(c);
 }
 
-int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
+/* What writing needs, cheap to check: the open mode, initialised, every member. */
+static int rw_can_start(struct bch_fs *c, struct printbuf *err)
 {
-	struct bch_fs_rw *rw;
-	unsigned i, min_bucket = UINT32_MAX;
-	int ret;
-
-	if (c->rw)
-		return 0;
 	if (c->opts.read_only) {
 		pr_str(err, "filesystem opened read-only: cannot write\n");
 		return -EROFS;
@@ -290,11 +289,52 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem not initialized (or its journal not read): cannot write\n");
 		return -EINVAL;
 	}
-	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
 		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io)) {
 			pr_buf(err, "member %u is missing: cannot write a degraded filesystem\n", i);
 			return -EROFS;
 		}
+	if (c->encrypted && !c->have_key) {
+		pr_str(err, "the filesystem is encrypted and its key is not loaded: cannot write\n");
+		return -BCH_ERR_no_key;
+	}
+	return 0;
+}
+
+int bch_fs_rw_on_demand(struct bch_fs *c, struct printbuf *err)
+{
+	int ret = c->rw ? 0 : rw_can_start(c, err);
+
+	if (!ret)
+		c->rw_on_demand = true;
+	return ret;
+}
+
+/*
+ * The engine, started now if it may be started on demand and was not yet
+ * (what failed is kept in c->rw_start_err); NULL when there is none.
+ */
+static struct bch_fs_rw *rw_get(struct bch_fs *c)
+{
+	if (!c->rw && c->rw_on_demand) {
+		c->rw_on_demand = false;
+		printbuf_reset(&c->rw_start_err);
+		bch_fs_rw_start(c, &c->rw_start_err);
+	}
+	return c->rw;
+}
+
+int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw;
+	unsigned i, min_bucket = UINT32_MAX;
+	int ret;
+
+	if (c->rw)
+		return 0;
+	ret = rw_can_start(c, err);
+	if (ret)
+		return ret;
 
 	ret = bch_btree_read_bucket_gens(c, err);
 	if (ret)
@@ -533,7 +573,7 @@ static void overlay_add(struct bch_fs *c, const struct trans_update *u, size_t n
 int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 {
 	struct bch_fs *c = t->c;
-	struct bch_fs_rw *rw = c->rw;
+	struct bch_fs_rw *rw = rw_get(c);
 	size_t i = 0;
 	int ret;
 
@@ -616,7 +656,7 @@ static void free_node_space(struct bch_fs *c, const struct bkey_ref *ptr)
 void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level,
 			     struct bpos_h max)
 {
-	struct bch_fs_rw *rw = c->rw;
+	struct bch_fs_rw *rw = rw_get(c);
 
 	if (!rw)
 		return;
@@ -635,7 +675,7 @@ void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level
 
 bool bch_fs_rw_set_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t gen)
 {
-	struct bch_fs_rw *rw = c->rw;
+	struct bch_fs_rw *rw = rw_get(c);
 
 	if (!rw || !bch_alloc_set_gen(&rw->a, dev, bucket, gen))
 		return false;
@@ -643,11 +683,11 @@ bool bch_fs_rw_set_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, u
 	return true;
 }
 
-bool bch_fs_rw_bucket_gen(const struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t *gen)
+bool bch_fs_rw_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t *gen)
 {
 	const struct bch_dev_alloc *d;
 
-	if (!c->rw || dev >= BCH_ALLOC_MAX_DEVS || !(d = c->rw->a.devs[dev]) ||
+	if (!rw_get(c) || dev >= BCH_ALLOC_MAX_DEVS || !(d = c->rw->a.devs[dev]) ||
 	    bucket >= d->nbuckets)
 		return false;
 	*gen = bch_bucket(d, bucket)->gen;
@@ -663,13 +703,13 @@ void bch_fs_rw_mark_in_use(struct bch_fs *c, unsigned btree_id, const struct bke
 
 void bch_fs_rw_want_checkpoint(struct bch_fs *c)
 {
-	if (c->rw)
+	if (rw_get(c))
 		c->rw->force_checkpoint = true;
 }
 
 bool bch_fs_rw_replicas_add(struct bch_fs *c, unsigned data_type, uint64_t devs)
 {
-	struct bch_fs_rw *rw = c->rw;
+	struct bch_fs_rw *rw = rw_get(c);
 
 	if (!rw)
 		return false;
@@ -1074,7 +1114,7 @@ static void overlay_clear(struct bch_fs *c)
 
 int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 {
-	struct bch_fs_rw *rw = c->rw;
+	struct bch_fs_rw *rw = rw_get(c);
 	struct btree_root_h saved[BCH_NR_BTREES];
 	struct jset_builder b;
 	unsigned id;

@@ -71,8 +71,20 @@ int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err);
 /* Drop the engine state without writing anything (bch_fs_close()). */
 void bch_fs_rw_free(struct bch_fs *c);
 
-/* Is @c writable (bch_fs_rw_start() succeeded and nothing failed since)? */
-bool bch_fs_rw(const struct bch_fs *c);
+/*
+ * Let the engine start at the first write instead (a check that repairs
+ * nothing never pays for marking every bucket): only the cheap conditions
+ * are checked now (-EROFS, -EINVAL, -BCH_ERR_no_key with the reason in
+ * @err). A later start that fails leaves its reason in c->rw_start_err,
+ * and the writes then fail with -EROFS.
+ */
+int bch_fs_rw_on_demand(struct bch_fs *c, struct printbuf *err);
+
+/*
+ * Is @c writable (the engine started, or starts now on demand, and nothing
+ * failed since)?
+ */
+bool bch_fs_rw(struct bch_fs *c);
 
 /* ---- transactions ---- */
 
@@ -140,7 +152,7 @@ void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level
  */
 bool bch_fs_rw_set_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t gen);
 /* The allocator's gen of a bucket; false when unknown. */
-bool bch_fs_rw_bucket_gen(const struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t *gen);
+bool bch_fs_rw_bucket_gen(struct bch_fs *c, unsigned dev, uint64_t bucket, uint8_t *gen);
 /*
  * Add replicas entry {@data_type, @devs} (bit d = device d): the
  * superblocks carry it from the next checkpoint (bch_fs_rw_stop() then

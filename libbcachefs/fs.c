@@ -492,6 +492,7 @@ void bch_fs_close(struct bch_fs *c)
 	if (!c)
 		return;
 	bch_fs_rw_free(c);
+	printbuf_exit(&c->rw_start_err);
 	bch_btree_cache_exit(c);
 	bch_journal_free(&c->journal);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {

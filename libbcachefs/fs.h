@@ -14,6 +14,7 @@
 #include "bkey.h"
 #include "crypto.h"
 #include "journal.h"
+#include "util.h"
 
 struct bch_devio;
 struct bch_sb;
@@ -78,6 +79,8 @@ struct bch_fs {
 	struct btree_root_h	roots[BCH_NR_BTREES];
 	struct btree_cache	*btree_cache;	/* btree.c */
 	struct bch_fs_rw	*rw;		/* btree_update.c: NULL = read-only */
+	bool			rw_on_demand;	/* the engine starts at the first write */
+	struct printbuf		rw_start_err;	/* why a start on demand failed */
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;
