@@ -13,10 +13,14 @@
  *                                   them at once
  *   bch_fs_checkpoint()             the overlay written into the btrees:
  *                                   copy-on-write of every node on the path
- *                                   of a changed key (splits as needed, new
- *                                   roots), the alloc btree rebuilt from the
- *                                   allocator, then a journal entry with the
- *                                   new roots and last_seq = seq
+ *                                   of a changed key (splits as needed, a
+ *                                   run of changed leaves under one parent
+ *                                   rebuilt together so shrunken leaves
+ *                                   merge, new roots), the alloc btree
+ *                                   rebuilt from the allocator, then a
+ *                                   journal entry with the new roots and
+ *                                   last_seq = seq (runs by itself when the
+ *                                   journal runs short of buckets)
  *   bch_fs_rw_stop(c)               checkpoint, CLEAN, superblocks
  *
  * Crash safety: a committed transaction is durable (its journal entry is
@@ -32,7 +36,9 @@
  * of the smallest journal bucket); larger ones are split into several
  * entries, each atomic, in order.
  *
- * Single-threaded; iterators may stay open across commits (they see the
+ * Nodes are never appended to in place: every changed node is replaced
+ * (20 §20.7.4 allows either). Single-threaded; iterators may stay open
+ * across commits (they see the
  * new keys from their next leaf on) and checkpoints (held nodes stay
  * valid).
  */
