@@ -100,11 +100,10 @@ static int sb_write_all(struct bch_fs *c, bool clean, struct printbuf *err)
 		pr_str(err, "superblock: a replicas entry has more than 3 devices\n");
 		return -EINVAL;
 	}
-	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS && !ret; i++) {
+	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++) {
 		struct bch_member_dev *ca = c->devs[i];
 		const struct bch_sb_field *jf;
 		struct bch_sb *sb;
-		struct printbuf why = PRINTBUF;
 
 		if (!ca || !ca->io || !ca->sb)
 			continue;
@@ -122,40 +121,10 @@ static int sb_write_all(struct bch_fs *c, bool clean, struct printbuf *err)
 			bch_sb_field_replace(&sb, BCH_SB_FIELD_journal, NULL, 0);
 		bch_sb_field_replace(&sb, BCH_SB_FIELD_replicas, replicas, replicas_bytes);
 		sbs[i] = sb;
-		ret = bch_sb_validate(sb, &why);
-		if (ret)
-			pr_buf(err, "%s: updated superblock is invalid: %s\n", ca->io->path,
-			       printbuf_str(&why));
-		printbuf_exit(&why);
 	}
-	/* what the superblock refers to must be durable first */
-	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++)
-		if (sbs[i])
-			ret = dev_flush(c->devs[i]->io);
-	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++)
-		if (sbs[i]) {
-			ret = bch_sb_write(c->devs[i]->io, sbs[i], err);
-			if (!ret)
-				ret = dev_flush(c->devs[i]->io);
-		}
-	if (!ret) {
-		for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
-			struct bch_member_dev *ca = c->devs[i];
-
-			if (!sbs[i])
-				continue;
-			if (c->sb == ca->sb)
-				c->sb = sbs[i];
-			free(ca->sb);
-			ca->sb = sbs[i];
-			ca->sb_bytes = bch_sb_bytes(sbs[i]);
-			sbs[i] = NULL;
-		}
-		c->sb_bytes = bch_sb_bytes(c->sb);
+	ret = bch_fs_sb_write_all(c, sbs, err);
+	if (!ret)
 		rw->a.replicas.changed = false;
-	}
-	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
-		free(sbs[i]);
 	free(replicas);
 	return ret;
 }

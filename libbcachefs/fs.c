@@ -485,6 +485,55 @@ void bch_fs_key_ctx(struct bch_fs *c, struct bkey_fs_ctx *ctx)
 	};
 }
 
+int bch_fs_sb_write_all(struct bch_fs *c, struct bch_sb **sbs, struct printbuf *err)
+{
+	unsigned i;
+	int ret = 0;
+
+	/* every image validated before anything is written */
+	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++) {
+		struct printbuf why = PRINTBUF;
+
+		if (!sbs[i])
+			continue;
+		ret = bch_sb_validate(sbs[i], &why);
+		if (ret)
+			pr_buf(err, "%s: new superblock is invalid: %s\n", c->devs[i]->io->path,
+			       printbuf_str(&why));
+		printbuf_exit(&why);
+	}
+	/* what the superblocks refer to must be durable first */
+	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++)
+		if (sbs[i])
+			ret = dev_flush(c->devs[i]->io);
+	for (i = 0; i < BCH_FS_MAX_DEVS && !ret; i++)
+		if (sbs[i]) {
+			ret = bch_sb_write(c->devs[i]->io, sbs[i], err);
+			if (!ret)
+				ret = dev_flush(c->devs[i]->io);
+		}
+	if (!ret) {
+		for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
+			struct bch_member_dev *ca = c->devs[i];
+
+			if (!sbs[i])
+				continue;
+			if (c->sb == ca->sb)
+				c->sb = sbs[i];
+			free(ca->sb);
+			ca->sb = sbs[i];
+			ca->sb_bytes = bch_sb_bytes(sbs[i]);
+			sbs[i] = NULL;
+		}
+		c->sb_bytes = bch_sb_bytes(c->sb);
+	}
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		free(sbs[i]);
+		sbs[i] = NULL;
+	}
+	return ret;
+}
+
 void bch_fs_close(struct bch_fs *c)
 {
 	unsigned i;

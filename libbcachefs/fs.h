@@ -90,6 +90,16 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 		struct bch_fs **ret, struct printbuf *err);
 void bch_fs_close(struct bch_fs *c);
 
+/*
+ * Write @sbs[i] (BCH_FS_MAX_DEVS entries, malloc'd, NULL = leave device i
+ * alone) as the superblock of member i: every image is validated first
+ * (nothing is written if one is invalid), every device flushed before
+ * (what the superblocks refer to is durable) and after its write. On
+ * success they replace the in-memory superblocks. @sbs is emptied (the
+ * images are taken or freed) either way.
+ */
+int bch_fs_sb_write_all(struct bch_fs *c, struct bch_sb **sbs, struct printbuf *err);
+
 struct bkey_fs_ctx;
 /*
  * What key checks and printing may know about @c: member geometry and

@@ -414,44 +414,11 @@ static int write_sbs(struct init_state *s, struct printbuf *err)
 		free(replicas);
 		return ret;
 	}
-	/* one whole image per device first: validated before anything is written */
-	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS && !ret; i++) {
-		struct printbuf why = PRINTBUF;
-
-		if (!c->devs[i] || !c->devs[i]->io || !c->devs[i]->sb)
-			continue;
-		sbs[i] = dev_sb(s, fs, i, replicas, replicas_bytes);
-		ret = bch_sb_validate(sbs[i], &why);
-		if (ret)
-			pr_buf(err, "%s: initialized superblock is invalid: %s\n",
-			       c->devs[i]->io->path, printbuf_str(&why));
-		printbuf_exit(&why);
-	}
-	/* everything written so far must be durable before the superblocks */
-	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS && !ret; i++)
-		if (sbs[i])
-			ret = dev_flush(c->devs[i]->io);
-	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS && !ret; i++)
-		if (sbs[i])
-			ret = bch_sb_write(c->devs[i]->io, sbs[i], err);
-	if (!ret) {
-		/* the new superblocks replace the in-memory ones */
-		for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++) {
-			struct bch_member_dev *ca = c->devs[i];
-
-			if (!sbs[i])
-				continue;
-			if (c->sb == ca->sb)
-				c->sb = sbs[i];
-			free(ca->sb);
-			ca->sb = sbs[i];
-			ca->sb_bytes = bch_sb_bytes(sbs[i]);
-			sbs[i] = NULL;
-		}
-		c->sb_bytes = bch_sb_bytes(c->sb);
-	}
-	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
-		free(sbs[i]);
+	/* one whole image per device, then every device written alike */
+	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (c->devs[i] && c->devs[i]->io && c->devs[i]->sb)
+			sbs[i] = dev_sb(s, fs, i, replicas, replicas_bytes);
+	ret = bch_fs_sb_write_all(c, sbs, err);
 	free(fs);
 	free(replicas);
 	return ret;
