@@ -870,7 +870,8 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 		 * re-inserted them through the overlay, which puts them where
 		 * they belong). Extents are cut at the range by the overlay.
 		 */
-		if (forced_in(c, id, level, min, max)) {
+		if (forced_in(c, id, level, min, max) ||
+		    bpos_cmp(n->min_key, min) || bpos_cmp(n->max_key, max)) {
 			while (nr_nk && bpos_cmp(nk->k.p, min) < 0)
 				nk++, nr_nk--;
 			while (nr_nk && bpos_cmp(nk[nr_nk - 1].k.p, max) > 0)
@@ -883,13 +884,21 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 	} else {
 		struct bpos_h cmin = min;
 		size_t i = 0;
+		/*
+		 * A node fsck rewrites may have lost child pointers: the ranges
+		 * of its children follow from the keys left, so every child is
+		 * rewritten to match them (20 §20.6.3).
+		 */
+		bool all = forced_is(c, id, level, max);
 
 		while (i < n->nr_keys && !ret) {
 			const struct bkey_ref *ck = &n->keys[i];
 			struct bpos_h cmax = i + 1 == n->nr_keys ? max : ck->k.p;
 			size_t j = i + 1;
 
-			if (!bch_btree_journal_keys_in(c, id, cmin, cmax) &&
+			if (all) {
+				ret = rewrite_node(c, id, ck, level - 1, cmin, cmax, &keys, err);
+			} else if (!bch_btree_journal_keys_in(c, id, cmin, cmax) &&
 			    !forced_in(c, id, level - 1, cmin, cmax)) {
 				bulk_keys_add(&keys, &ck->k, ck->v, ck->v_bytes);
 			} else if (level == 1 && !forced_in(c, id, 0, cmin, cmax)) {
