@@ -45,3 +45,47 @@ fail() {
 	echo "FAIL: $*"
 	exit 1
 }
+
+# ---- fsck repairs: nothing undamaged lost ----
+
+# repair_snapshot DIR IMG: what a repair of IMG must keep: its inode key
+# lines (DIR/inodes.before) and the files extract can read (DIR/before).
+repair_snapshot() {
+	repair_inodes "$2" "$1/inodes.before"
+	"$BCACHEFS" extract --ignore-errors "$2" / "$1/before" > /dev/null 2>&1 || true
+	[ -d "$1/before" ] || { rm -f "$1/before"; mkdir "$1/before"; }
+}
+
+# repair_inodes IMG OUT: "inum value" of every inode key, sorted.
+repair_inodes() {
+	"$BCACHEFS" list -b inodes "$1" | sed -n 's/^u64s [0-9]* type [0-9]* \([0-9]*\):0 \(.*[^ ]\) *$/\1 \2/p' | sort > "$2"
+}
+
+# repair_kept CASE DIR IMG [PATH...]: after fsck -y (output in DIR/y.out,
+# repaired tree extracted to DIR/after): no inode of the snapshot lost, an
+# inode key changed only when the repair names it (or it is lost+found),
+# and every file of the snapshot still there, the same (except PATHs).
+repair_kept() {
+	_c=$1 _r=$2 _img=$3
+	shift 3
+	repair_inodes "$_img" "$_r/inodes.after"
+	_lf=$("$BCACHEFS" list -b dirents "$_img" | sed -n 's/^.* 4096:[0-9]* .*: lost+found -> \([0-9]*\)$/\1/p')
+	_named=" $(grep -o '[0-9][0-9][0-9][0-9]*' "$_r/y.out" | tr '\n' ' ') $_lf "
+	while read -r _ino _rest; do
+		_now=$(grep "^$_ino " "$_r/inodes.after" || true)
+		[ -n "$_now" ] || fail "$_c: inode $_ino lost by the repair"
+		[ "$_now" = "$_ino $_rest" ] && continue
+		case $_named in
+		*" $_ino "*) ;;
+		*) cat "$_r/y.out"; fail "$_c: inode $_ino changed, but the repair does not name it: $_now";;
+		esac
+	done < "$_r/inodes.before"
+
+	diff -rq --no-dereference "$_r/before" "$_r/after" > "$_r/diff" 2>&1 || true
+	grep -v "^Only in $_r/after" "$_r/diff" > "$_r/diff.bad" || true
+	for _p in "$@"; do
+		grep -v "$_r/before/$_p[: ]" "$_r/diff.bad" > "$_r/diff.tmp" || true
+		mv "$_r/diff.tmp" "$_r/diff.bad"
+	done
+	[ ! -s "$_r/diff.bad" ] || { cat "$_r/y.out" "$_r/diff.bad"; fail "$_c: the repair changed or lost files"; }
+}

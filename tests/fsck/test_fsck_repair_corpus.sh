@@ -10,10 +10,6 @@
 set -e
 . "$(dirname "$0")/../lib.sh"
 
-inodes() {
-	"$BCACHEFS" list -b inodes "$1" | sed -n 's/^u64s [0-9]* type [0-9]* \([0-9]*\):0 \(.*[^ ]\) *$/\1 \2/p' | sort > "$2"
-}
-
 # repair CASE CHANGED...: $r/after is the repaired tree
 repair() {
 	c=$1; shift
@@ -28,9 +24,7 @@ repair() {
 	crashed $rc && { cat "$r/n1.out"; fail "$c: fsck -n crashed ($rc)"; }
 	[ $rc = 4 ] || { cat "$r/n1.out"; fail "$c: fsck -n exit $rc, want 4"; }
 	cmp -s "$r/img" "$r/orig" || fail "$c: fsck -n changed the image"
-	inodes "$r/img" "$r/inodes.before"
-	"$BCACHEFS" extract --ignore-errors "$r/img" / "$r/before" > /dev/null 2>&1 || true
-	[ -d "$r/before" ] || { rm -f "$r/before"; mkdir "$r/before"; }
+	repair_snapshot "$r" "$r/img"
 	set +e
 	"$BCACHEFS" fsck -y "$r/img" > "$r/y.out" 2>&1
 	rc=$?
@@ -45,26 +39,7 @@ repair() {
 	"$BCACHEFS" extract $xopt "$r/img" / "$r/after" > "$r/extract.out" 2>&1 || [ -n "$xopt" ] ||
 		{ cat "$r/y.out" "$r/extract.out"; fail "$c: extract after the repair failed"; }
 
-	inodes "$r/img" "$r/inodes.after"
-	lf=$("$BCACHEFS" list -b dirents "$r/img" | sed -n 's/^.* 4096:[0-9]* .*: lost+found -> \([0-9]*\)$/\1/p')
-	named=" $(grep -o '[0-9][0-9][0-9][0-9]*' "$r/y.out" | tr '\n' ' ') $lf "
-	while read -r ino rest; do
-		now=$(grep "^$ino " "$r/inodes.after" || true)
-		[ -n "$now" ] || fail "$c: inode $ino lost by the repair"
-		[ "$now" = "$ino $rest" ] && continue
-		case $named in
-		*" $ino "*) ;;
-		*) cat "$r/y.out"; fail "$c: inode $ino changed, but the repair does not name it: $now";;
-		esac
-	done < "$r/inodes.before"
-
-	diff -rq --no-dereference "$r/before" "$r/after" > "$r/diff" 2>&1 || true
-	grep -v "^Only in $r/after" "$r/diff" > "$r/diff.bad" || true
-	for p in "$@"; do
-		grep -v "$r/before/$p[: ]" "$r/diff.bad" > "$r/diff.tmp" || true
-		mv "$r/diff.tmp" "$r/diff.bad"
-	done
-	[ ! -s "$r/diff.bad" ] || { cat "$r/y.out" "$r/diff.bad"; fail "$c: the repair changed or lost files"; }
+	repair_kept "$c" "$r" "$r/img" "$@"
 	A=$r/after
 }
 

@@ -31,20 +31,13 @@ check() {
 	rm -f "$img"
 }
 
-# inodes IMG OUT: "inum key-text" of every inode key
-inodes() {
-	"$BCACHEFS" list -b inodes "$1" | sed -n 's/^u64s [0-9]* type [0-9]* \([0-9]*\):0 \(.*[^ ]\) *$/\1 \2/p' | sort > "$2"
-}
-
 # repair CASE IMG: on a copy of IMG, fsck -y, fsck -n, nothing lost. The
 # paths in $changed (relative, space-separated) may differ after the repair.
 repair() {
 	c=$1 r=$WORK/$c.repair
 	rm -rf "$r"; mkdir -p "$r"
 	cp --sparse=always "$2" "$r/img"
-	inodes "$r/img" "$r/inodes.before"
-	"$BCACHEFS" extract --ignore-errors "$r/img" / "$r/before" > /dev/null 2>&1 || true
-	[ -d "$r/before" ] || { rm -f "$r/before"; mkdir "$r/before"; }
+	repair_snapshot "$r" "$r/img"
 	set +e
 	"$BCACHEFS" fsck -y "$r/img" > "$r/y.out" 2>&1
 	rc=$?
@@ -59,28 +52,7 @@ repair() {
 	"$BCACHEFS" extract "$r/img" / "$r/after" > "$r/extract.out" 2>&1 ||
 		{ cat "$r/extract.out"; fail "$c: extract after the repair failed"; }
 
-	# inodes: none lost; changed ones named by the repair, or lost+found
-	inodes "$r/img" "$r/inodes.after"
-	lf=$("$BCACHEFS" list -b dirents "$r/img" | sed -n 's/^.* 4096:[0-9]* .*: lost+found -> \([0-9]*\)$/\1/p')
-	named=" $(grep -o '[0-9][0-9][0-9][0-9]*' "$r/y.out" | tr '\n' ' ') $lf "
-	while read -r ino rest; do
-		now=$(grep "^$ino " "$r/inodes.after" || true)
-		[ -n "$now" ] || fail "$c: inode $ino lost by the repair"
-		[ "$now" = "$ino $rest" ] && continue
-		case $named in
-		*" $ino "*) ;;
-		*) fail "$c: inode $ino changed, but the repair does not name it: $now";;
-		esac
-	done < "$r/inodes.before"
-
-	# files: what could be read before is still there, the same
-	diff -rq --no-dereference "$r/before" "$r/after" > "$r/diff" 2>&1 || true
-	grep -v "^Only in $r/after" "$r/diff" > "$r/diff.bad" || true
-	for p in $changed; do
-		grep -v "$r/before/$p[: ]" "$r/diff.bad" > "$r/diff.tmp" || true
-		mv "$r/diff.tmp" "$r/diff.bad"
-	done
-	[ ! -s "$r/diff.bad" ] || { cat "$r/diff.bad"; fail "$c: the repair changed or lost files"; }
+	repair_kept "$c" "$r" "$r/img" $changed
 	echo "ok $c: repaired ($(tail -n 1 "$r/y.out" | sed 's/^.*: //'))"
 	rm -rf "$r"
 }
