@@ -510,23 +510,22 @@ static int file_read_key(struct bch_file *f, void *arg, const struct bkey_ref *k
 	return ret;
 }
 
-/* bch_file_read_segs: the reply as pieces, in buf or on a device */
+/* bch_file_read_segs: the reply as pieces, in buf or in the worker's buffers */
 struct file_read_segs {
 	struct file_read_buf		rd;
-	const struct bch_read_maps	*maps;
+	struct bch_read_ahead		*ra;
 	struct bch_file_segs		*segs;
 };
 
-static void seg_add(struct bch_file_segs *segs, bool in_buf, unsigned dev,
-		    uint64_t dev_offset, uint64_t len)
+static void seg_add(struct bch_file_segs *segs, const void *mem, uint64_t len)
 {
 	struct bch_file_seg *l = segs->nr ? &segs->v[segs->nr - 1] : NULL;
 
 	if (!len)
 		return;
-	/* one piece for what follows on in the buffer or on the device */
-	if (l && l->in_buf == in_buf &&
-	    (in_buf || (l->dev == dev && l->dev_offset + l->len == dev_offset))) {
+	/* one piece for what follows on in the buffer or in memory */
+	if (l && !l->mem == !mem &&
+	    (!mem || (const uint8_t *)l->mem + l->len == (const uint8_t *)mem)) {
 		l->len += len;
 		return;
 	}
@@ -534,9 +533,7 @@ static void seg_add(struct bch_file_segs *segs, bool in_buf, unsigned dev,
 		segs->size = segs->size ? segs->size * 2 : 16;
 		segs->v = xrealloc(segs->v, segs->size * sizeof(*segs->v));
 	}
-	segs->v[segs->nr++] = (struct bch_file_seg) {
-		.in_buf = in_buf, .dev = dev, .dev_offset = dev_offset, .len = len,
-	};
+	segs->v[segs->nr++] = (struct bch_file_seg) { .mem = mem, .len = len };
 }
 
 static int file_segs_key(struct bch_file *f, void *arg, const struct bkey_ref *k,
@@ -544,36 +541,40 @@ static int file_segs_key(struct bch_file *f, void *arg, const struct bkey_ref *k
 {
 	struct file_read_segs *r = arg;
 	uint64_t ks = k->k.p.offset - k->k.size;
-	uint64_t from = max_t(uint64_t, a << BCH_SECTOR_SHIFT, r->rd.offset);
-	uint64_t to = min_t(uint64_t, b << BCH_SECTOR_SHIFT, r->rd.end);
 	uint64_t done = r->rd.done;
-	struct bch_read_loc loc;
 	int ret;
 
-	if (r->maps && bch_read_extent_locate(f->c, k, a - ks, (unsigned)(b - a), r->maps,
-					      &f->rc, &loc) > 0) {
+	/* what the worker has, from a on */
+	while (r->ra && a < b) {
+		uint64_t from = max_t(uint64_t, a << BCH_SECTOR_SHIFT, r->rd.offset), to;
+		const void *data = NULL;
+		unsigned n = bch_read_extent_locate(f->c, k, a - ks, (unsigned)(b - a), r->ra, &data);
+
+		if (!n)
+			break;
+		to = min_t(uint64_t, (a + n) << BCH_SECTOR_SHIFT, r->rd.end);
 		if (from > done)	/* a hole before */
 			memset(r->rd.buf + (done - r->rd.offset), 0, (size_t)(from - done));
-		seg_add(r->segs, true, 0, 0, from - done);
-		seg_add(r->segs, false, loc.dev,
-			(loc.sector << BCH_SECTOR_SHIFT) + (from - (a << BCH_SECTOR_SHIFT)),
-			to - from);
-		r->rd.done = to;
-		return 0;
+		seg_add(r->segs, NULL, from - done);
+		seg_add(r->segs, (const uint8_t *)data + (from - (a << BCH_SECTOR_SHIFT)), to - from);
+		r->rd.done = done = to;
+		a += n;
 	}
+	if (a >= b)
+		return 0;
 	ret = file_read_key(f, &r->rd, k, a, b);
-	seg_add(r->segs, true, 0, 0, r->rd.done - done);
+	seg_add(r->segs, NULL, r->rd.done - done);
 	return ret;
 }
 
 static ssize_t file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len,
-			 const struct bch_read_maps *maps, struct bch_file_segs *segs,
+			 struct bch_read_ahead *ra, struct bch_file_segs *segs,
 			 bool *partial, struct printbuf *err)
 {
 	struct printbuf dummy = PRINTBUF;
 	struct file_read_segs r = {
 		.rd = { .buf = buf, .partial = partial, .err = err ?: &dummy },
-		.maps = maps,
+		.ra = ra,
 		.segs = segs,
 	};
 	int ret;
@@ -593,7 +594,7 @@ static ssize_t file_read(struct bch_file *f, uint64_t offset, void *buf, size_t 
 	if (!ret && r.rd.end > r.rd.done) {	/* a hole at the end */
 		memset(r.rd.buf + (r.rd.done - offset), 0, (size_t)(r.rd.end - r.rd.done));
 		if (segs)
-			seg_add(segs, true, 0, 0, r.rd.end - r.rd.done);
+			seg_add(segs, NULL, r.rd.end - r.rd.done);
 	}
 	printbuf_exit(&dummy);
 	return ret ? ret : (ssize_t)len;
@@ -606,19 +607,19 @@ ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len
 }
 
 ssize_t bch_file_read_segs(struct bch_file *f, uint64_t offset, void *buf, size_t len,
-			   const struct bch_read_maps *maps, struct bch_file_segs *segs,
+			   struct bch_read_ahead *ra, struct bch_file_segs *segs,
 			   struct printbuf *err)
 {
-	return file_read(f, offset, buf, len, maps, segs, NULL, err);
+	return file_read(f, offset, buf, len, ra, segs, NULL, err);
 }
 
-void bch_file_verify_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
-			   struct bch_read_maps *maps)
+void bch_file_read_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
+			 struct bch_read_ahead *ra)
 {
 	uint64_t s, e, end;
 	struct bkey_ref *k;
 
-	if (!maps->ahead || offset >= f->size || !len)
+	if (!ra || offset >= f->size || !len)
 		return;
 	end = min_t(uint64_t, f->size, offset + min_t(uint64_t, len, f->size));
 	s = offset >> BCH_SECTOR_SHIFT;
@@ -629,7 +630,7 @@ void bch_file_verify_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
 		file_ahead_drop(f);
 		if (!f->ahead_err)
 			f->ahead_err = xcalloc(1, sizeof(*f->ahead_err));
-		bch_read_ahead_restart(maps);
+		bch_read_ahead_restart(ra);
 		bch_btree_iter_init(&f->ahead_iter, f->c, BTREE_ID_EXTENTS,
 				    POS_H(f->inum, s), f->ahead_err);
 		f->ahead_live = true;
@@ -644,7 +645,9 @@ void bch_file_verify_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
 		if (k->k.p.offset > f->ahead_sector &&
 		    k->k.p.offset - k->k.size < e &&
 		    bch_extent_has_data(&k->k) &&
-		    bch_read_extent_verify_ahead(f->c, k, maps, &f->rc) == -EAGAIN)
+		    bch_read_extent_ahead(f->c, k, max_t(uint64_t, f->ahead_sector,
+							 k->k.p.offset - k->k.size) -
+					  (k->k.p.offset - k->k.size), ra) == -EAGAIN)
 			break;		/* queue full: this key again next time */
 		if (k->k.p.offset - k->k.size >= e) {
 			f->ahead_sector = e;	/* nothing before this key */

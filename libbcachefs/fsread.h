@@ -130,7 +130,7 @@ struct bch_file {
 
 	struct bch_read_cache	rc;
 
-	/* bch_file_verify_ahead(): its own iterator, queued up to ahead_sector */
+	/* bch_file_read_ahead(): its own iterator, queued up to ahead_sector */
 	bool			ahead_live;
 	struct btree_iter	ahead_iter;
 	uint64_t		ahead_sector;
@@ -153,18 +153,17 @@ ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len
 		      bool *partial, struct printbuf *err);
 
 /*
- * A read for a zero-copy reply (FUSE splice): like bch_file_read(), but
- * data stored as is on a device (bch_read_extent_locate(): not
- * compressed, not encrypted, checksum verified over @maps) is not copied
- * into @buf; *@segs describes the result in file order: pieces in @buf
- * (at file offset - @offset, as bch_file_read() would put them; holes and
- * encoded data) and pieces on a device (byte offset, length). Adjacent
- * pieces are merged. @segs->v is grown as needed (free() it).
+ * A read for a reply made without copying (FUSE): like bch_file_read(),
+ * but data that the worker of @ra read and verified ahead
+ * (bch_read_extent_locate()) is not copied into @buf; *@segs describes the
+ * result in file order: pieces in @buf (mem NULL: at file offset -
+ * @offset, as bch_file_read() would put them; holes, encoded data, data
+ * not read ahead) and pieces in the worker's buffers (valid until the
+ * next bch_file_read_ahead()). Adjacent pieces are merged. @segs->v is
+ * grown as needed (free() it). @ra may be NULL: everything is in @buf.
  */
 struct bch_file_seg {
-	bool		in_buf;
-	unsigned	dev;		/* !in_buf: member device */
-	uint64_t	dev_offset;	/* !in_buf: bytes */
+	const void	*mem;		/* NULL: in the caller's buffer */
 	uint64_t	len;		/* bytes */
 };
 
@@ -174,19 +173,19 @@ struct bch_file_segs {
 };
 
 ssize_t bch_file_read_segs(struct bch_file *f, uint64_t offset, void *buf, size_t len,
-			   const struct bch_read_maps *maps, struct bch_file_segs *segs,
+			   struct bch_read_ahead *ra, struct bch_file_segs *segs,
 			   struct printbuf *err);
 
 /*
  * Queue the data extents of the file over bytes [@offset, @offset + @len)
- * (clamped to i_size) that were not queued before for verification by the
- * worker of @maps (bch_read_extent_verify_ahead(); nothing without one),
- * so that the next bch_file_read_segs() of them find their checksums
- * verified. Sequential calls continue where the last one stopped (a full
- * queue stops it early). Problems reading the btree are left to the read.
+ * (clamped to i_size) that were not queued before for the worker of @ra
+ * (bch_read_extent_ahead(); nothing when @ra is NULL), so that the next
+ * bch_file_read_segs() of them find them read and verified. Sequential
+ * calls continue where the last one stopped (a full queue stops it
+ * early). Problems reading the btree are left to the read.
  */
-void bch_file_verify_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
-			   struct bch_read_maps *maps);
+void bch_file_read_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
+			 struct bch_read_ahead *ra);
 
 /*
  * The data of the file from byte @offset to i_size, skipping holes: @fn

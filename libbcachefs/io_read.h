@@ -47,18 +47,6 @@ struct printbuf;
 /* Largest encoded extent (crc128 sizes, 4 MiB). */
 #define BCH_READ_ENCODED_MAX_SECTORS	8192U
 
-/* A stored region whose checksum was verified in place (bch_read_extent_locate). */
-struct bch_read_verified {
-	bool		valid;
-	uint8_t		dev;
-	uint8_t		csum_type;
-	uint32_t	size;		/* compressed_size, sectors */
-	uint64_t	ptr_offset;
-	uint64_t	version_lo;
-	uint32_t	version_hi;
-	uint64_t	csum_lo, csum_hi;
-};
-
 /*
  * The decoded (decrypted, decompressed) data of the last encoded extent
  * read, so that sequential reads of one extent in small pieces decode it
@@ -80,11 +68,6 @@ struct bch_read_cache {
 	/* scratch for the stored region */
 	void		*buf;
 	size_t		buf_size;
-
-	/* the last regions verified in place, so that a region read in
-	 * several pieces is verified once */
-	struct bch_read_verified verified[4];
-	unsigned	verified_next;
 
 	/* statistics, for tests and -v */
 	unsigned long	nr_decoded;	/* extents read from disk and decoded */
@@ -110,76 +93,67 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 		    struct bch_read_cache *rc, struct printbuf *err);
 
 /*
- * Reads served in place: instead of copying data that is stored as is
- * (no compression, no encryption) the caller passes its place on the
- * device on (e.g. splices it from the device's file descriptor). The
- * checksum of such data is verified first, over a read-only memory
- * mapping of the device.
+ * Reading ahead of a sequential reader (the FUSE mount): a worker thread
+ * reads the stored regions of the extents queued with
+ * bch_read_extent_ahead() into buffers of its own and verifies their
+ * checksums there, so that bch_read_extent_locate() finds the data of the
+ * next reads read and verified, in memory: the reply is made from those
+ * buffers, with no copy by the reader. The data handed out is the data
+ * that was verified.
+ *
+ * Only data stored as is (no compression, no encryption) on a present
+ * device, in the copy bch_read_extent() would try first, is read ahead:
+ * a checksummed extent whole (its stored region, when it fits a buffer),
+ * data without checksum in buffer-sized pieces. Anything else, and a
+ * region that failed to read or verify, is left to bch_read_extent()
+ * (which tries the other copies and reports).
+ *
+ * The worker touches no btree and no bch_fs state: it preads the device
+ * files and checksums. Everything else is called by one reader thread.
  */
-struct bch_verify_ahead;
-
-struct bch_read_maps {
-	const uint8_t	*base[BCH_SB_MEMBERS_MAX];	/* NULL: not mapped */
-	uint64_t	size[BCH_SB_MEMBERS_MAX];
-	struct bch_verify_ahead *ahead;		/* NULL: not started */
-};
-
-/* Map every present member device (those that cannot be mapped are left out). */
-void bch_read_maps_init(struct bch_fs *c, struct bch_read_maps *m);
-/* Unmaps, and stops the worker thread of bch_read_ahead_start(). */
-void bch_read_maps_exit(struct bch_read_maps *m);
+struct bch_read_ahead;
 
 /*
- * Verifying ahead of the reader: a worker thread checks the checksums of
- * regions queued with bch_read_extent_verify_ahead() over the mappings
- * (and touches nothing else: no btree, no bch_fs), so that
- * bch_read_extent_locate() finds them verified. Start it after any
- * fork() (e.g. daemonizing); it blocks every signal. false: no thread
- * (nothing mapped, or it could not be created): locate verifies itself.
+ * Start the worker for @c (after any fork(), e.g. daemonizing; the
+ * thread blocks every signal). Its buffers take 8 MiB. NULL when
+ * it cannot start (no memory, no thread): the reads then read themselves.
  */
-bool bch_read_ahead_start(struct bch_read_maps *m);
+struct bch_read_ahead *bch_read_ahead_new(struct bch_fs *c);
+void bch_read_ahead_free(struct bch_read_ahead *ra);
+
+/*
+ * Queue what extent @k holds from sector @sector_in_key on (see above).
+ * Returns 1 queued (or queued before), 0 nothing for the worker, -EAGAIN
+ * the queue is full: call again for this key after the next reads. The
+ * queue holds what the reader has not reached yet plus the region it
+ * reached last; older buffers are reused by this call.
+ */
+int bch_read_extent_ahead(struct bch_fs *c, const struct bkey_ref *k,
+			  uint64_t sector_in_key, struct bch_read_ahead *ra);
 
 /*
  * The reader goes elsewhere: what is queued and not started is dropped,
- * and results not used yet may be overwritten by the next queued (the
- * queue keeps them otherwise, and is full when it holds nothing else).
+ * and buffers not used yet may be reused by the next queued.
  */
-void bch_read_ahead_restart(struct bch_read_maps *m);
+void bch_read_ahead_restart(struct bch_read_ahead *ra);
 
 /*
- * Queue the stored region of extent @k that bch_read_extent_locate()
- * would verify (the first copy, stored as is, with a checksum) for the
- * worker. The thread calling this and bch_read_extent_locate() on @maps
- * must be one and the same (or serialised). Returns 1 queued (or queued
- * or verified before, in @rc, which may be NULL), 0 nothing to verify
- * ahead (no worker, encoded data, no checksum, not mapped), -EAGAIN the
- * queue is full (try again after the next reads).
+ * Sectors [@sector_in_key, + @nr) of extent @k, read and verified by the
+ * worker: returns how many of them from the first on (> 0) lie in one of
+ * its buffers, at *@data, or 0: read them with bch_read_extent() instead
+ * (not queued, a region the worker found bad, or one it had not started:
+ * that one is taken from it). A region being read is waited for. *@data
+ * stays valid until the next bch_read_extent_ahead() or
+ * bch_read_ahead_restart() on @ra.
  */
-int bch_read_extent_verify_ahead(struct bch_fs *c, const struct bkey_ref *k,
-				 struct bch_read_maps *maps,
-				 const struct bch_read_cache *rc);
+unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
+				uint64_t sector_in_key, unsigned nr,
+				struct bch_read_ahead *ra, const void **data);
 
-struct bch_read_loc {
-	unsigned	dev;
-	uint64_t	sector;		/* of sector_in_key on dev */
-};
-
-/*
- * Where sectors [@sector_in_key, + @nr) of extent @k can be read as they
- * are: the copy bch_read_extent() would try first, when it is stored as
- * is and its checksum (if any) verifies over @maps (or verified before,
- * remembered in @rc). Returns 1 with *@loc, or 0: read the data with
- * bch_read_extent() instead (encoded data, no mapping, a copy that does
- * not verify: bch_read_extent() then tries the others and reports).
- * The data is verified when this returns (by this call, or earlier by the
- * worker of bch_read_ahead_start(): a region it is verifying is waited
- * for, one it has not started is taken over); that it is still the same when
- * the caller reads it relies on the device not being written meanwhile.
- */
-int bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
-			   uint64_t sector_in_key, unsigned nr,
-			   const struct bch_read_maps *maps, struct bch_read_cache *rc,
-			   struct bch_read_loc *loc);
+/* Worker statistics, for tests: regions read and verified, taken over,
+ * and served from its buffers. */
+void bch_read_ahead_stats(const struct bch_read_ahead *ra, unsigned long *nr_done,
+			  unsigned long *nr_taken, unsigned long *nr_served);
 
 /* Does @k carry data to read (types 128/129), as opposed to zeroes? */
 static inline bool bch_extent_has_data(const struct bkey_h *k)

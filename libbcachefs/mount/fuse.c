@@ -41,8 +41,9 @@
 #include "util.h"
 
 #define BCH_FUSE_DEFAULT_TIMEOUT	86400.0
-/* how far past a read the checksums are verified ahead (bytes) */
-#define BCH_FUSE_VERIFY_AHEAD		(4ULL << 20)
+/* how far past a read the data is read and verified ahead (bytes; the
+ * worker's buffers hold 8 MiB, io_read.c) */
+#define BCH_FUSE_READ_AHEAD		(6ULL << 20)
 
 struct bch_fuse {
 	struct bch_fs		*c;
@@ -53,14 +54,14 @@ struct bch_fuse {
 	uint64_t		*parent_keys, *parent_vals;
 	size_t			parent_nr, parent_size;
 
-	/* reads: the devices mapped for verifying in place, and the
-	 * buffer and pieces of the reply (one request at a time) */
-	struct bch_read_maps	maps;
+	/* reads: the worker reading ahead (NULL: none), and the buffer and
+	 * pieces of the reply (one request at a time) */
+	struct bch_read_ahead	*ra;
 	void			*rbuf;
 	size_t			rbuf_size;
 	struct bch_file_segs	segs;
-	struct fuse_bufvec	*bufv;
-	size_t			bufv_nr;
+	struct iovec		*iov;
+	size_t			iov_nr;
 
 	bool			readahead_done;
 	bool			statfs_done;
@@ -300,12 +301,9 @@ static void bf_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 #endif
-	/* read replies spliced from the devices (bf_read) */
-	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
-		conn->want |= FUSE_CAP_SPLICE_WRITE;
-	/* checksums verified ahead of the reads (after daemonizing: a thread) */
-	if (!bf->opts.no_verify_ahead)
-		bch_read_ahead_start(&bf->maps);
+	/* data read and verified ahead of the reads (after daemonizing: a thread) */
+	if (!bf->opts.no_read_ahead && !bf->ra)
+		bf->ra = bch_read_ahead_new(bf->c);
 	/* nothing is ever written back */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
@@ -506,9 +504,9 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /*
- * Data stored as is (checksum verified in place) goes to the kernel
- * straight from the device file (splice: no copy through this process);
- * holes and encoded data go from rbuf.
+ * The reply points at its pieces (the worker's buffers, where the data was
+ * verified, and rbuf: holes, encoded data, data not read ahead), and the
+ * kernel copies them once, into the reader's buffer.
  */
 static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
@@ -529,9 +527,9 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		bf->rbuf = xmalloc(size);
 		bf->rbuf_size = size;
 	}
-	/* the worker verifies what comes next while this is answered */
-	bch_file_verify_ahead(f, (uint64_t)off + size, BCH_FUSE_VERIFY_AHEAD, &bf->maps);
-	n = bch_file_read_segs(f, (uint64_t)off, bf->rbuf, size, &bf->maps, &bf->segs, &err);
+	/* the worker reads what comes next while this is answered */
+	bch_file_read_ahead(f, (uint64_t)off + size, BCH_FUSE_READ_AHEAD, bf->ra);
+	n = bch_file_read_segs(f, (uint64_t)off, bf->rbuf, size, bf->ra, &bf->segs, &err);
 	if (n < 0) {
 		bf_log(bf, &err, "read of inode %" PRIu64 " at offset %lld (%zu bytes) failed: %s; returned %s",
 		       f->inum, (long long)off, size, bch_err_str((int)n),
@@ -539,32 +537,24 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, fuse_errno((int)n));
 		goto out;
 	}
-	if (bf->segs.nr <= 1 && (!bf->segs.nr || bf->segs.v[0].in_buf)) {
+	if (bf->segs.nr <= 1 && (!bf->segs.nr || !bf->segs.v[0].mem)) {
 		fuse_reply_buf(req, bf->rbuf, (size_t)n);
 		goto out;
 	}
-	if (bf->segs.nr > bf->bufv_nr) {
-		free(bf->bufv);
-		bf->bufv = xmalloc(sizeof(*bf->bufv) + bf->segs.nr * sizeof(struct fuse_buf));
-		bf->bufv_nr = bf->segs.nr;
+	if (bf->segs.nr > bf->iov_nr) {
+		free(bf->iov);
+		bf->iov = xmalloc(bf->segs.nr * sizeof(*bf->iov));
+		bf->iov_nr = bf->segs.nr;
 	}
-	memset(bf->bufv, 0, sizeof(*bf->bufv) + bf->segs.nr * sizeof(struct fuse_buf));
-	bf->bufv->count = bf->segs.nr;
 	for (i = 0, pos = (uint64_t)off; i < bf->segs.nr; i++) {
 		const struct bch_file_seg *sg = &bf->segs.v[i];
-		struct fuse_buf *b = &bf->bufv->buf[i];
 
-		b->size = (size_t)sg->len;
-		if (sg->in_buf) {
-			b->mem = (uint8_t *)bf->rbuf + (pos - (uint64_t)off);
-		} else {
-			b->flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-			b->fd = bf->c->devs[sg->dev]->io->fd;
-			b->pos = (off_t)sg->dev_offset;
-		}
+		bf->iov[i].iov_base = sg->mem ? (void *)sg->mem
+					      : (uint8_t *)bf->rbuf + (pos - (uint64_t)off);
+		bf->iov[i].iov_len = (size_t)sg->len;
 		pos += sg->len;
 	}
-	fuse_reply_data(req, bf->bufv, 0);
+	fuse_reply_iov(req, bf->iov, (int)bf->segs.nr);
 out:
 	printbuf_exit(&err);
 }
@@ -766,18 +756,23 @@ struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts
 	if (opts)
 		bf->opts = *opts;
 	bf->timeout = bf->opts.timeout > 0 ? bf->opts.timeout : BCH_FUSE_DEFAULT_TIMEOUT;
-	bch_read_maps_init(c, &bf->maps);
 	return bf;
+}
+
+void bch_fuse_read_ahead_stats(const struct bch_fuse *bf, unsigned long *nr_done,
+			       unsigned long *nr_taken, unsigned long *nr_served)
+{
+	bch_read_ahead_stats(bf->ra, nr_done, nr_taken, nr_served);
 }
 
 void bch_fuse_free(struct bch_fuse *bf)
 {
 	if (!bf)
 		return;
-	bch_read_maps_exit(&bf->maps);
+	bch_read_ahead_free(bf->ra);
 	free(bf->rbuf);
 	free(bf->segs.v);
-	free(bf->bufv);
+	free(bf->iov);
 	free(bf->parent_keys);
 	free(bf->parent_vals);
 	free(bf);

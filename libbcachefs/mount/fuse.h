@@ -21,8 +21,9 @@
  *
  * Threads: the btree node cache is not thread-safe, so the session must
  * be run with the single-threaded fuse_session_loop(). init starts one
- * more thread (bch_read_ahead_start()) that only verifies checksums of
- * the extents ahead of sequential reads over the device mappings.
+ * more thread (bch_read_ahead_new()) that reads the data ahead of
+ * sequential reads into buffers of its own and verifies it there: the
+ * replies point into those buffers.
  */
 #ifndef BCH_MOUNT_FUSE_H
 #define BCH_MOUNT_FUSE_H
@@ -41,9 +42,9 @@ struct bch_fuse_opts {
 	/*
 	 * false (-o direct_io, bcachefs mount's default): file data is not
 	 * cached by the kernel (direct I/O): every read comes here and is
-	 * spliced from the device, whose own page cache holds the data once.
-	 * Shared mmap of files then fails (ENODEV; private mappings, e.g.
-	 * executables, work).
+	 * answered from the worker's buffers or read from the device, whose
+	 * own page cache holds the data once. Shared mmap of files then
+	 * fails (ENODEV; private mappings, e.g. executables, work).
 	 * true (-o kernel_cache): the kernel caches file data (read twice:
 	 * repeated reads do not come here, but the data sits in memory twice;
 	 * mmap works). A first sequential read is about half as fast: the
@@ -57,9 +58,9 @@ struct bch_fuse_opts {
 	 * @mountpoint (0: its default, 128 KiB), set at the first open */
 	unsigned	readahead_kb;
 	const char	*mountpoint;
-	/* no worker thread verifying checksums ahead of sequential reads
-	 * (bch_read_ahead_start(); -o noverify_ahead) */
-	bool		no_verify_ahead;
+	/* no worker thread reading and verifying ahead of sequential reads
+	 * (bch_read_ahead_new(); -o noread_ahead) */
+	bool		no_read_ahead;
 	/* one message per failed operation (no trailing newline); may be NULL */
 	void		(*log)(void *arg, const char *msg);
 	void		*log_arg;
@@ -76,6 +77,11 @@ void bch_fuse_free(struct bch_fuse *bf);
  * (argv[0] and -o options). NULL on error (libfuse prints why).
  */
 struct fuse_session *bch_fuse_session_new(struct bch_fuse *bf, struct fuse_args *args);
+
+/* What the worker reading ahead did (bch_read_ahead_stats(); zeroes
+ * without one). */
+void bch_fuse_read_ahead_stats(const struct bch_fuse *bf, unsigned long *nr_done,
+			       unsigned long *nr_taken, unsigned long *nr_served);
 
 /* Node id <-> bcachefs inode number (exposed for tests). */
 uint64_t bch_fuse_ino_to_inum(uint64_t ino);

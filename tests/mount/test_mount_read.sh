@@ -1,10 +1,12 @@
 #!/bin/sh
-# File data through the FUSE mount, on the spliced path (uncompressed
-# extents with crc32c, verified in place and spliced from the image):
-# reads at odd offsets and sizes across extents and holes equal the
-# source, with direct I/O (the default), -o kernel_cache (shared mmap works
-# there) and -o noverify_ahead (no checksum worker thread); a flipped byte
-# in such an extent gives EIO (never the bad data) in each mode while the
+# File data through the FUSE mount, on the read-ahead path (uncompressed
+# extents, read and verified ahead by the worker thread and answered from
+# its buffers): reads at odd offsets and sizes across extents and holes
+# equal the source, with direct I/O (the default; with crc32c, and with
+# no data checksum, where the worker reads the extents in pieces),
+# -o kernel_cache (shared mmap works there) and -o noread_ahead (no
+# worker); -v shows that the worker served the reads. A flipped byte in
+# such an extent gives EIO (never the bad data) in each mode while the
 # rest of the file still reads.
 . "$TESTDIR/../lib.sh"
 [ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
@@ -59,15 +61,37 @@ for name in ("big", "holey", "tiny"):
 PY
 }
 
-mount_fg
+# "read ahead: N regions read, M reads served from them, K taken over"
+served() {
+	sed -n 's/^read ahead: [0-9]* regions read, \([0-9]*\) reads served.*/\1/p' "$WORK/mount.log"
+}
+
+mount_fg -v
 compare "direct (default)"
 fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
 wait $pid || fail "mount exited with $?"
+n=$(served)
+[ -n "$n" ] && [ "$n" -gt 10 ] || fail "the worker served ${n:-no} reads: $(cat "$WORK/mount.log")"
 
-mount_fg -o noverify_ahead
-compare "noverify_ahead"
+mount_fg -v -o noread_ahead
+compare "noread_ahead"
 fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
 wait $pid || fail "mount exited with $?"
+[ "$(served)" = 0 ] || fail "noread_ahead: $(cat "$WORK/mount.log")"
+
+# data without checksum: extents of any length, read ahead in pieces
+img_csum=$img
+img=$WORK/read-nocsum.img
+truncate -s 64M "$img"
+"$BCACHEFS" format -q -f --data_checksum=none --source="$src" "$img" > "$WORK/format.log" 2>&1 ||
+	{ cat "$WORK/format.log"; fail "format --source --data_checksum=none failed"; }
+mount_fg -v
+compare "no data checksum"
+fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
+wait $pid || fail "mount exited with $?"
+n=$(served)
+[ -n "$n" ] && [ "$n" -gt 10 ] || fail "no checksum: the worker served ${n:-no} reads: $(cat "$WORK/mount.log")"
+img=$img_csum
 
 mount_fg -o kernel_cache
 compare "kernel_cache"
@@ -97,7 +121,7 @@ import sys
 with open(sys.argv[1], "r+b") as f:
     f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x01]))
 PY
-for opts in "" "-o kernel_cache" "-o noverify_ahead"; do
+for opts in "" "-o kernel_cache" "-o noread_ahead"; do
 	: > "$WORK/mount.log"
 	# shellcheck disable=SC2086
 	mount_fg $opts
