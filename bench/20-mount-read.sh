@@ -26,10 +26,10 @@ mbps() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", b / (ns / 1e9) / 1e6 }
 # the comparison measures the cost of our read path, not the disk. Each
 # mount read is from a fresh mount (nothing of the file in the kernel's
 # cache; the mount does direct I/O by default, BENCH_MOUNT_OPTS="-o
-# kernel_cache" measures the other mode). Best of $BENCH_RUNS (3) for
+# kernel_cache" measures the other mode). Best of $BENCH_RUNS (5) for
 # each side, alternating, on a machine that is shared.
 cat "$work/fs.img" > /dev/null
-runs=${BENCH_RUNS:-3}
+runs=${BENCH_RUNS:-5}
 raw=0 fuse=0
 for r in $(seq "$runs"); do
 	t0=$(date +%s%N)
