@@ -637,20 +637,25 @@ void bch_file_read_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
 		f->ahead_sector = s;
 	}
 	while (f->ahead_sector < e) {
+		uint64_t ks, from;
+
 		if (bch_btree_iter_peek(&f->ahead_iter, &k) || !k ||
 		    k->k.p.inode != f->inum) {
 			f->ahead_sector = e;	/* the end (or trouble: the read reports) */
 			break;
 		}
-		if (k->k.p.offset > f->ahead_sector &&
-		    k->k.p.offset - k->k.size < e &&
-		    bch_extent_has_data(&k->k) &&
-		    bch_read_extent_ahead(f->c, k, max_t(uint64_t, f->ahead_sector,
-							 k->k.p.offset - k->k.size) -
-					  (k->k.p.offset - k->k.size), ra) == -EAGAIN)
-			break;		/* queue full: this key again next time */
-		if (k->k.p.offset - k->k.size >= e) {
+		ks = k->k.p.offset - k->k.size;
+		if (ks >= e) {
 			f->ahead_sector = e;	/* nothing before this key */
+			break;
+		}
+		from = max_t(uint64_t, f->ahead_sector, ks);
+		if (k->k.p.offset > from && bch_extent_has_data(&k->k) &&
+		    bch_read_extent_ahead(f->c, k, from - ks,
+					  min_t(uint64_t, e, k->k.p.offset) - from, ra) == -EAGAIN)
+			break;		/* queue full: this key again next time */
+		if (k->k.p.offset > e) {
+			f->ahead_sector = e;	/* the rest of this key next time */
 			break;
 		}
 		f->ahead_sector = max_t(uint64_t, f->ahead_sector, k->k.p.offset);

@@ -438,13 +438,16 @@ enum ahead_state {
 	AHEAD_BAD,
 };
 
-/* What a job reads: sectors [sector, + size) of device dev, and what they
- * must verify against (the extent's checksum, nonce and version; none for
- * pieces of data without checksum). */
+/* What a job reads: sectors [sector, + size) of device dev, what they
+ * must verify against (the extent's checksum or MAC, nonce and version;
+ * none for pieces of data without checksum), and how they decode (to
+ * decoded sectors: decrypted, decompressed) into the job's buffer. */
 struct ahead_region {
 	uint8_t		dev;
 	uint8_t		csum_type;
+	uint8_t		compression_type;
 	uint32_t	size;
+	uint32_t	decoded;
 	uint64_t	sector;
 	uint64_t	version_lo;
 	uint32_t	version_hi;
@@ -464,6 +467,9 @@ struct bch_read_ahead {
 	pthread_cond_t	work, done;
 	bool		stop;
 	int		fd[BCH_FS_MAX_DEVS];	/* -1: not present */
+	bool		have_key;
+	struct bch_key	key;		/* the master key (copy), wiped at the end */
+	uint8_t		*scratch;	/* one slot: compressed data as read */
 	uint8_t		*arena;
 	size_t		arena_bytes;
 	uint32_t	slot_sectors;
@@ -482,21 +488,17 @@ static uint8_t *job_buf(const struct bch_read_ahead *a, const struct ahead_job *
 	return a->arena + (size_t)(j->idx % a->nr_jobs) * ((size_t)a->slot_sectors << BCH_SECTOR_SHIFT);
 }
 
-/* The copy bch_read_extent() tries first, when it is stored as is and lies
- * on a present device: *@p, its first sector of @sector_in_key, and the
- * bytes to verify (or read, without checksum) from its start. */
-static bool locate_copy(struct bch_fs *c, const struct bkey_ref *k, uint64_t sector_in_key,
-			unsigned nr, struct extent_ptr_decoded *p, uint64_t *first,
-			uint64_t *stored_bytes)
+/* The copy bch_read_extent() tries first, when it is usable (valid crc
+ * entry) and its stored region lies on a present device: *@p. */
+static bool ahead_copy(struct bch_fs *c, const struct bkey_ref *k,
+		       struct extent_ptr_decoded *p)
 {
 	struct extent_ptr_decoded ptrs[READ_MAX_PTRS], order[READ_MAX_PTRS];
-	const struct bch_extent_crc_unpacked *crc;
 	struct extent_ptr_iter it;
 	unsigned n = 0, nr_missing = 0, nr_stale = 0;
 	int r = 0;
 
-	if ((k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED) || !nr ||
-	    sector_in_key > k->k.size || nr > k->k.size - sector_in_key)
+	if (k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED)
 		return false;
 	extent_ptr_iter_init(&it, k);
 	while (n < READ_MAX_PTRS && (r = extent_ptr_iter_next(&it, &ptrs[n])) > 0)
@@ -507,24 +509,19 @@ static bool locate_copy(struct bch_fs *c, const struct bkey_ref *k, uint64_t sec
 		return false;
 
 	*p = order[0];
-	crc = &p->crc;
-	if (crc_check(&k->k, crc) || crc->compression_type ||
-	    bch_csum_type_is_encryption(crc->csum_type))
-		return false;
-	*first = p->ptr.offset + crc->offset + sector_in_key;
-	*stored_bytes = (uint64_t)(crc->csum_type ? crc->compressed_size
-				   : crc->offset + sector_in_key + nr) << BCH_SECTOR_SHIFT;
-	if (p->ptr.offset > (UINT64_MAX >> BCH_SECTOR_SHIFT) - crc->compressed_size ||
-	    (p->ptr.offset << BCH_SECTOR_SHIFT) + *stored_bytes > c->devs[p->ptr.dev]->io->size)
-		return false;
-	return true;
+	return !crc_check(&k->k, &p->crc) &&
+		p->ptr.offset <= (UINT64_MAX >> BCH_SECTOR_SHIFT) - p->crc.compressed_size &&
+		(p->ptr.offset + p->crc.compressed_size) << BCH_SECTOR_SHIFT <=
+		c->devs[p->ptr.dev]->io->size;
 }
 
 /*
  * The region of the worker that holds sector @sector_in_key of @k (copy
- * @p): a checksummed extent's whole stored region, or the buffer-sized
- * piece of data without checksum; *@skip is the sectors before it in the
- * region. false: none fits a buffer.
+ * @p): the whole stored region of a checksummed or encoded extent (its
+ * decoded data in the buffer), or the buffer-sized piece of data stored
+ * as is without checksum; *@skip is the sectors before it in the decoded
+ * region. false: none fits a buffer (or the data is encrypted and the key
+ * not loaded: bch_read_extent() says so).
  */
 static bool ahead_region_of(const struct bch_read_ahead *a, const struct bkey_h *k,
 			    const struct extent_ptr_decoded *p, uint64_t sector_in_key,
@@ -536,12 +533,16 @@ static bool ahead_region_of(const struct bch_read_ahead *a, const struct bkey_h 
 	r->dev		= p->ptr.dev;
 	r->version_lo	= k->version_lo;
 	r->version_hi	= k->version_hi;
-	if (crc->csum_type) {
-		if (crc->compressed_size > a->slot_sectors)
+	if (crc->csum_type || crc->compression_type) {
+		if (crc->compressed_size > a->slot_sectors ||
+		    crc->uncompressed_size > a->slot_sectors ||
+		    (bch_csum_type_is_encryption(crc->csum_type) && !a->have_key))
 			return false;
 		r->csum_type	= crc->csum_type;
+		r->compression_type = crc->compression_type;
 		r->sector	= p->ptr.offset;
 		r->size		= crc->compressed_size;
+		r->decoded	= crc->uncompressed_size;
 		r->nonce	= crc->nonce;
 		r->csum_lo	= crc->csum_lo;
 		r->csum_hi	= crc->csum_hi;
@@ -551,6 +552,7 @@ static bool ahead_region_of(const struct bch_read_ahead *a, const struct bkey_h 
 
 		r->sector	= p->ptr.offset + crc->offset + piece;
 		r->size		= (uint32_t)min_t(uint64_t, a->slot_sectors, k->size - piece);
+		r->decoded	= r->size;
 		*skip = sector_in_key - piece;
 	}
 	return true;
@@ -558,7 +560,9 @@ static bool ahead_region_of(const struct bch_read_ahead *a, const struct bkey_h 
 
 static bool region_eq(const struct ahead_region *x, const struct ahead_region *y)
 {
-	return x->dev == y->dev && x->csum_type == y->csum_type && x->size == y->size &&
+	return x->dev == y->dev && x->csum_type == y->csum_type &&
+		x->compression_type == y->compression_type && x->size == y->size &&
+		x->decoded == y->decoded &&
 		x->sector == y->sector && x->version_lo == y->version_lo &&
 		x->version_hi == y->version_hi && x->nonce == y->nonce &&
 		x->csum_lo == y->csum_lo && x->csum_hi == y->csum_hi;
@@ -595,16 +599,29 @@ static bool read_all(int fd, uint8_t *buf, size_t bytes, uint64_t pos)
 	return true;
 }
 
-/* Does region @r, read into @buf, verify? */
-static bool region_verifies(const struct ahead_region *r, const uint8_t *buf)
+/*
+ * Region @r as read into @stored: verify its checksum or MAC, decrypt it
+ * in place, and decompress it into @dst (uncompressed: @stored is @dst).
+ */
+static bool region_decode(const struct bch_read_ahead *a, const struct ahead_region *r,
+			  uint8_t *stored, uint8_t *dst)
 {
+	size_t bytes = (size_t)r->size << BCH_SECTOR_SHIFT;
 	struct bch_csum_val want = { r->csum_lo, r->csum_hi }, got;
+	bool encrypted = bch_csum_type_is_encryption(r->csum_type);
+	struct bch_nonce nonce = bch_nonce_extent(r->version_lo, r->version_hi,
+						  r->compression_type, r->decoded, r->nonce);
 
-	return !r->csum_type ||
-		(!bch_checksum(r->csum_type,
-			       bch_nonce_extent(r->version_lo, r->version_hi, 0, r->size, r->nonce),
-			       NULL, buf, (size_t)r->size << BCH_SECTOR_SHIFT, &got) &&
-		 bch_csum_eq(want, got));
+	if (r->csum_type &&
+	    (bch_checksum(r->csum_type, nonce, encrypted ? &a->key : NULL, stored, bytes, &got) ||
+	     !bch_csum_eq(want, got)))
+		return false;
+	/* verified: only now may the data be decrypted */
+	if (encrypted && bch_encrypt(r->csum_type, &a->key, nonce, stored, bytes))
+		return false;
+	return !r->compression_type ||
+		!bch_decompress(r->compression_type, stored, bytes, dst,
+				(size_t)r->decoded << BCH_SECTOR_SHIFT);
 }
 
 /*
@@ -623,7 +640,9 @@ static unsigned jobs_take(struct bch_read_ahead *a, struct ahead_region *r)
 
 		if (j->state != AHEAD_QUEUED)
 			break;
-		if (n && (j->r.dev != r[n - 1].dev ||
+		/* compressed data is read on its own, into scratch */
+		if (n && (j->r.compression_type || r[n - 1].compression_type ||
+			  j->r.dev != r[n - 1].dev ||
 			  j->r.sector != r[n - 1].sector + r[n - 1].size ||
 			  r[n - 1].size != a->slot_sectors ||
 			  (a->run + n) % a->nr_jobs == 0 ||
@@ -642,6 +661,7 @@ static void *ahead_thread(void *arg)
 	struct bch_read_ahead *a = arg;
 	struct ahead_region r[AHEAD_READ_MAX / AHEAD_SLOT_MIN];
 	bool ok[AHEAD_READ_MAX / AHEAD_SLOT_MIN];
+	size_t slot_bytes = (size_t)a->slot_sectors << BCH_SECTOR_SHIFT;
 
 #ifdef MADV_POPULATE_WRITE
 	/* the buffers' memory now, not on the first reads */
@@ -669,16 +689,23 @@ static void *ahead_thread(void *arg)
 		/* one read for the run (each region again if that fails) */
 		for (i = 0; i < n; i++)
 			bytes += (size_t)r[i].size << BCH_SECTOR_SHIFT;
-		if (read_all(a->fd[r[0].dev], buf, bytes, r[0].sector << BCH_SECTOR_SHIFT)) {
-			for (i = 0; i < n; i++)
-				ok[i] = region_verifies(&r[i], buf + (size_t)i * ((size_t)a->slot_sectors << BCH_SECTOR_SHIFT));
+		if (r[0].compression_type) {
+			ok[0] = read_all(a->fd[r[0].dev], a->scratch, bytes,
+					 r[0].sector << BCH_SECTOR_SHIFT) &&
+				region_decode(a, &r[0], a->scratch, buf);
+		} else if (read_all(a->fd[r[0].dev], buf, bytes, r[0].sector << BCH_SECTOR_SHIFT)) {
+			for (i = 0; i < n; i++) {
+				uint8_t *b = buf + (size_t)i * slot_bytes;
+
+				ok[i] = region_decode(a, &r[i], b, b);
+			}
 		} else {
 			for (i = 0; i < n; i++) {
-				uint8_t *b = buf + (size_t)i * ((size_t)a->slot_sectors << BCH_SECTOR_SHIFT);
+				uint8_t *b = buf + (size_t)i * slot_bytes;
 
 				ok[i] = read_all(a->fd[r[i].dev], b, (size_t)r[i].size << BCH_SECTOR_SHIFT,
 						 r[i].sector << BCH_SECTOR_SHIFT) &&
-					region_verifies(&r[i], b);
+					region_decode(a, &r[i], b, b);
 			}
 		}
 
@@ -693,6 +720,19 @@ static void *ahead_thread(void *arg)
 	return NULL;
 }
 
+/* Free @a, whose thread is not running (never started, or joined). */
+static void ahead_release(struct bch_read_ahead *a)
+{
+	pthread_cond_destroy(&a->done);
+	pthread_cond_destroy(&a->work);
+	pthread_mutex_destroy(&a->lock);
+	if (a->arena)
+		munmap(a->arena, a->arena_bytes);
+	free(a->scratch);
+	bch_key_wipe(&a->key);
+	free(a);
+}
+
 struct bch_read_ahead *bch_read_ahead_new(struct bch_fs *c)
 {
 	struct bch_read_ahead *a;
@@ -705,38 +745,39 @@ struct bch_read_ahead *bch_read_ahead_new(struct bch_fs *c)
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return NULL;
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->work, NULL);
+	pthread_cond_init(&a->done, NULL);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		a->fd[i] = -1;
 		if (ptr_dev_present(c, i))
 			a->fd[i] = c->devs[i]->io->fd;
 	}
+	if (c->have_key) {
+		a->key = c->key;
+		a->have_key = true;
+	}
 	slot = min_t(uint64_t, max_t(uint64_t, slot, AHEAD_SLOT_MIN), AHEAD_SLOT_MAX);
 	a->slot_sectors = (uint32_t)(slot >> BCH_SECTOR_SHIFT);
 	a->nr_jobs = (unsigned)(AHEAD_ARENA_BYTES / slot);
+	a->scratch = malloc(slot);
 	/* whole huge pages where the system has them: fewer faults and TLB misses */
 	a->arena_bytes = AHEAD_ARENA_BYTES;
 	p = mmap(NULL, a->arena_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED) {
-		free(a);
+	if (!a->scratch || p == MAP_FAILED) {
+		ahead_release(a);
 		return NULL;
 	}
 	madvise(p, a->arena_bytes, MADV_HUGEPAGE);
 	a->arena = p;
 
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->work, NULL);
-	pthread_cond_init(&a->done, NULL);
 	/* signals (SIGTERM: unmount) stay with the caller's thread */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	ret = pthread_create(&a->thread, NULL, ahead_thread, a);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
-		pthread_cond_destroy(&a->done);
-		pthread_cond_destroy(&a->work);
-		pthread_mutex_destroy(&a->lock);
-		munmap(a->arena, a->arena_bytes);
-		free(a);
+		ahead_release(a);
 		return NULL;
 	}
 	return a;
@@ -751,35 +792,33 @@ void bch_read_ahead_free(struct bch_read_ahead *a)
 	pthread_cond_broadcast(&a->work);
 	pthread_mutex_unlock(&a->lock);
 	pthread_join(a->thread, NULL);
-	pthread_cond_destroy(&a->done);
-	pthread_cond_destroy(&a->work);
-	pthread_mutex_destroy(&a->lock);
-	munmap(a->arena, a->arena_bytes);
-	free(a);
+	ahead_release(a);
 }
 
 int bch_read_extent_ahead(struct bch_fs *c, const struct bkey_ref *k,
-			  uint64_t sector_in_key, struct bch_read_ahead *a)
+			  uint64_t sector_in_key, uint64_t nr, struct bch_read_ahead *a)
 {
 	struct extent_ptr_decoded p;
-	uint64_t first, stored_bytes, skip;
+	uint64_t skip, end;
 	int ret = 0;
 
-	if (!a || sector_in_key >= k->k.size ||
-	    !locate_copy(c, k, 0, k->k.size, &p, &first, &stored_bytes) ||
+	if (!a || !nr || sector_in_key >= k->k.size || !ahead_copy(c, k, &p) ||
 	    p.ptr.dev >= BCH_FS_MAX_DEVS || a->fd[p.ptr.dev] < 0)
 		return 0;
+	end = min_t(uint64_t, k->k.size, sector_in_key + min_t(uint64_t, nr, k->k.size));
 
 	pthread_mutex_lock(&a->lock);
-	while (sector_in_key < k->k.size) {
+	while (sector_in_key < end) {
 		struct ahead_region r;
 		struct ahead_job *j;
 
 		if (!ahead_region_of(a, &k->k, &p, sector_in_key, &r, &skip))
 			break;
-		sector_in_key += r.size - skip;
+		sector_in_key += r.decoded - skip;
 		ret = 1;
-		if (job_find(a, &r))
+		/* (one the reader gave up on when it went elsewhere is queued again) */
+		j = job_find(a, &r);
+		if (j && j->state != AHEAD_TAKEN)
 			continue;
 		if (a->tail - a->run >= a->nr_jobs || a->tail - a->seen >= a->nr_jobs - 1) {
 			ret = -EAGAIN;
@@ -817,11 +856,12 @@ unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 	struct extent_ptr_decoded p;
 	struct ahead_region r;
 	struct ahead_job *j;
-	uint64_t first, stored_bytes, skip;
+	uint64_t skip;
 	unsigned ret = 0;
 
-	if (!a || !locate_copy(c, k, sector_in_key, nr, &p, &first, &stored_bytes) ||
-	    !ahead_region_of(a, &k->k, &p, sector_in_key, &r, &skip) || skip >= r.size)
+	if (!a || !nr || sector_in_key > k->k.size || nr > k->k.size - sector_in_key ||
+	    !ahead_copy(c, k, &p) || !ahead_region_of(a, &k->k, &p, sector_in_key, &r, &skip) ||
+	    skip >= r.decoded)
 		return 0;
 
 	pthread_mutex_lock(&a->lock);
@@ -836,7 +876,7 @@ unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 			a->nr_taken++;
 		} else if (j->state == AHEAD_OK && region_eq(&j->r, &r)) {
 			*data = job_buf(a, j) + (skip << BCH_SECTOR_SHIFT);
-			ret = (unsigned)min_t(uint64_t, nr, r.size - skip);
+			ret = (unsigned)min_t(uint64_t, nr, r.decoded - skip);
 			a->nr_served++;
 		}
 	}

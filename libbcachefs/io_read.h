@@ -101,15 +101,17 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
  * buffers, with no copy by the reader. The data handed out is the data
  * that was verified.
  *
- * Only data stored as is (no compression, no encryption) on a present
- * device, in the copy bch_read_extent() would try first, is read ahead:
- * a checksummed extent whole (its stored region, when it fits a buffer),
- * data without checksum in buffer-sized pieces. Anything else, and a
- * region that failed to read or verify, is left to bch_read_extent()
- * (which tries the other copies and reports).
+ * What is read ahead is the copy bch_read_extent() would try first, on a
+ * present device: a checksummed, compressed or encrypted extent whole
+ * (its stored region, verified, decrypted and decompressed, when the
+ * decoded data fits a buffer; encrypted data only with the key loaded),
+ * data stored as is without checksum in buffer-sized pieces. Anything
+ * else, and a region that failed to read, verify or decode, is left to
+ * bch_read_extent() (which tries the other copies and reports).
  *
  * The worker touches no btree and no bch_fs state: it preads the device
- * files and checksums. Everything else is called by one reader thread.
+ * files, checksums, decrypts (with its own copy of the key, wiped at the
+ * end) and decompresses. Everything else is called by one reader thread.
  */
 struct bch_read_ahead;
 
@@ -122,14 +124,15 @@ struct bch_read_ahead *bch_read_ahead_new(struct bch_fs *c);
 void bch_read_ahead_free(struct bch_read_ahead *ra);
 
 /*
- * Queue what extent @k holds from sector @sector_in_key on (see above).
- * Returns 1 queued (or queued before), 0 nothing for the worker, -EAGAIN
- * the queue is full: call again for this key after the next reads. The
- * queue holds what the reader has not reached yet plus the region it
- * reached last; older buffers are reused by this call.
+ * Queue what holds sectors [@sector_in_key, + @nr) of extent @k (see
+ * above: a whole region, or the pieces over that range). Returns 1 queued
+ * (or queued before), 0 nothing for the worker, -EAGAIN the queue is
+ * full: call again for this key after the next reads. The queue holds
+ * what the reader has not reached yet plus the region it reached last;
+ * older buffers are reused by this call.
  */
 int bch_read_extent_ahead(struct bch_fs *c, const struct bkey_ref *k,
-			  uint64_t sector_in_key, struct bch_read_ahead *ra);
+			  uint64_t sector_in_key, uint64_t nr, struct bch_read_ahead *ra);
 
 /*
  * The reader goes elsewhere: what is queued and not started is dropped,

@@ -2,8 +2,9 @@
 # File data through the FUSE mount, on the read-ahead path (uncompressed
 # extents, read and verified ahead by the worker thread and answered from
 # its buffers): reads at odd offsets and sizes across extents and holes
-# equal the source, with direct I/O (the default; with crc32c, and with
-# no data checksum, where the worker reads the extents in pieces),
+# equal the source, with direct I/O (the default; with crc32c, with no
+# data checksum, where the worker reads the extents in pieces, and with
+# compressed and encrypted data, which the worker decodes),
 # -o kernel_cache (shared mmap works there) and -o noread_ahead (no
 # worker); -v shows that the worker served the reads. A flipped byte in
 # such an extent gives EIO (never the bad data) in each mode while the
@@ -27,6 +28,9 @@ head -c 100000 /dev/urandom > "$src/holey"
 dd if=/dev/urandom of="$src/holey" bs=4096 seek=300 count=20 conv=notrunc status=none
 truncate -s 2000000 "$src/holey"
 printf 'tiny' > "$src/tiny"
+# compressible: stored compressed where the filesystem compresses
+python3 -c 'import sys
+for i in range(60000): sys.stdout.write("line %d of a compressible file\n" % (i * 7919 % 100003))' > "$src/text"
 truncate -s 64M "$img"
 "$BCACHEFS" format -q -f --source="$src" "$img" > "$WORK/format.log" 2>&1 ||
 	{ cat "$WORK/format.log"; fail "format --source failed"; }
@@ -47,7 +51,7 @@ compare() {
 import os, random, sys
 src, mnt = sys.argv[1:3]
 r = random.Random(4)
-for name in ("big", "holey", "tiny"):
+for name in ("big", "holey", "tiny", "text"):
     a = open(os.path.join(src, name), "rb").read()
     with open(os.path.join(mnt, name), "rb") as f:
         if f.read() != a:
@@ -79,18 +83,34 @@ fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
 wait $pid || fail "mount exited with $?"
 [ "$(served)" = 0 ] || fail "noread_ahead: $(cat "$WORK/mount.log")"
 
-# data without checksum: extents of any length, read ahead in pieces
+# data without checksum (extents of any length, read ahead in pieces),
+# compressed, and encrypted and compressed (decoded by the worker)
 img_csum=$img
-img=$WORK/read-nocsum.img
-truncate -s 64M "$img"
-"$BCACHEFS" format -q -f --data_checksum=none --source="$src" "$img" > "$WORK/format.log" 2>&1 ||
-	{ cat "$WORK/format.log"; fail "format --source --data_checksum=none failed"; }
-mount_fg -v
-compare "no data checksum"
-fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-wait $pid || fail "mount exited with $?"
-n=$(served)
-[ -n "$n" ] && [ "$n" -gt 10 ] || fail "no checksum: the worker served ${n:-no} reads: $(cat "$WORK/mount.log")"
+img=$WORK/read-other.img
+printf 'golden-pass\n' > "$WORK/pass"
+for fopts in "--data_checksum=none" "--compression_type=zstd" \
+	"--compression_type=lz4 --encrypted --passphrase_file=$WORK/pass"; do
+	rm -f "$img"
+	truncate -s 64M "$img"
+	# shellcheck disable=SC2086
+	"$BCACHEFS" format -q -f $fopts --source="$src" "$img" > "$WORK/format.log" 2>&1 ||
+		{ cat "$WORK/format.log"; fail "format --source $fopts failed"; }
+	popt=""
+	case $fopts in *--encrypted*) popt="--passphrase-file $WORK/pass";; esac
+	# the compressible file alone: the worker serves it
+	# shellcheck disable=SC2086
+	mount_fg -v $popt
+	cat "$mnt/text" > /dev/null || fail "$fopts: reading text failed"
+	fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
+	wait $pid || fail "mount exited with $?"
+	n=$(served)
+	[ -n "$n" ] && [ "$n" -gt 5 ] || fail "$fopts: the worker served ${n:-no} reads of text: $(cat "$WORK/mount.log")"
+	# shellcheck disable=SC2086
+	mount_fg $popt
+	compare "$fopts"
+	fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
+	wait $pid || fail "mount exited with $?"
+done
 img=$img_csum
 
 mount_fg -o kernel_cache
