@@ -4,9 +4,9 @@
 # times, link targets, device numbers, xattrs, hard links), a device node
 # and a symlink by stat, readdir over several buffers; g4 lz4 and g2 (dirty
 # journal) contents; c1 with its passphrase; e1 as DEV:DEV (source, size,
-# a member found mounted); a wrong passphrase, -o rw and a second mount
-# refused with nothing mounted; unmount by fusermount3 -u (exit 0), by
-# SIGTERM (exit 0) and of a daemonized mount.
+# a member found mounted); a wrong passphrase, -o rw, a bad -o max_read=
+# and a second mount refused with nothing mounted; unmount by fusermount3
+# -u (exit 0), by SIGTERM (exit 0) and of a daemonized mount.
 . "$TESTDIR/../lib.sh"
 [ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
 command -v fusermount3 >/dev/null || { echo "no fusermount3"; exit 77; }
@@ -133,6 +133,13 @@ else
 fi
 "$BCACHEFS" mount > /dev/null 2>&1
 [ $? = 16 ] || fail "usage error exit code"
+for bad in max_read=0 max_read=12x max_read=99999999999; do
+	timeout 60 "$BCACHEFS" mount -f -o $bad "$d1" "$WORK/mnt-refused" > "$WORK/opt.log" 2>&1 < /dev/null
+	rc=$?
+	[ $rc = 16 ] || fail "-o $bad: exit $rc, want 16"
+	grep -q "^bcachefs: -o $bad: not a size in bytes" "$WORK/opt.log" || fail "-o $bad: $(cat "$WORK/opt.log")"
+	is_mounted "$WORK/mnt-refused" && fail "-o $bad: mounted anyway"
+done
 
 # ---- c1: encrypted, with the passphrase ----
 mount_fg c1 "$c1" $(golden_pass_opts c1_encrypted)
