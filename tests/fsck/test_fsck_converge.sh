@@ -31,13 +31,8 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 
-top=$(cd "$TESTDIR/../.." && pwd)
-DAMAGE=${DAMAGE:-$top/build/tests/damage}
-if [ ! -x "$DAMAGE" ] || [ "$top/tests/fsck/damage.c" -nt "$DAMAGE" ]; then
-	make -s -C "$top" build/tests/damage > "$WORK/make.log" 2>&1 ||
-		{ cat "$WORK/make.log"; fail "cannot build the damage tool"; }
-	DAMAGE=$top/build/tests/damage
-fi
+test_tool damage
+DAMAGE=${DAMAGE:-$TOOL}
 command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
 
 if [ -n "${TEST_QUICK:-}" ]; then nseeds=${CONVERGE_SEEDS:-50}; else nseeds=${CONVERGE_SEEDS:-500}; fi

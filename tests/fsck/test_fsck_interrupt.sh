@@ -25,15 +25,10 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 
-top=$(cd "$TESTDIR/../.." && pwd)
 command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
 command -v strace > /dev/null || { echo "strace missing: skipped"; exit 77; }
-DAMAGE=${DAMAGE:-$top/build/tests/damage}
-if [ ! -x "$DAMAGE" ] || [ "$top/tests/fsck/damage.c" -nt "$DAMAGE" ]; then
-	make -s -C "$top" build/tests/damage > "$WORK/make.log" 2>&1 ||
-		{ cat "$WORK/make.log"; fail "cannot build the damage tool"; }
-	DAMAGE=$top/build/tests/damage
-fi
+test_tool damage
+DAMAGE=${DAMAGE:-$TOOL}
 if [ -n "${TEST_QUICK:-}" ]; then
 	maxpts=${INTERRUPT_POINTS:-6}; ndamaged=${INTERRUPT_DAMAGED:-2}
 else

@@ -15,13 +15,8 @@
 set -e
 . "$(dirname "$0")/../lib.sh"
 
-top=$(cd "$TESTDIR/../.." && pwd)
-PLANT=${PLANT:-$top/build/tests/plant}
-if [ ! -x "$PLANT" ] || [ "$top/tests/fsck/plant.c" -nt "$PLANT" ]; then
-	make -s -C "$top" build/tests/plant > "$WORK/make.log" 2>&1 ||
-		{ cat "$WORK/make.log"; fail "cannot build the planter"; }
-	PLANT=$top/build/tests/plant
-fi
+test_tool plant
+PLANT=${PLANT:-$TOOL}
 
 # ---- base images ----
 src=$WORK/src
