@@ -59,8 +59,9 @@
  *   d_type			rewritten
  *   root not a directory	mode S_IFDIR | 0755, everything else kept
  *   lost+found missing / not a directory	a new one (inode above every
- *				number in use), its dirent in the root, root
- *				nlink + 1
+ *				number in use, or the first free one when that
+ *				is past the limit: 2^32 with 32 bit inodes),
+ *				its dirent in the root, root nlink + 1
  *   directory with several dirents	the first reached from the root stays
  *   unreachable directory / orphan inode	reattached under lost+found,
  *				named after its number (lost+found nlink + 1 for
@@ -164,7 +165,8 @@ struct fsck_fs {
 
 	bool			lf_dirent;	/* a "lost+found" dirent in the root */
 	uint64_t		lf_inum;
-	uint64_t		next_inum;	/* above every inode number met: for new inodes */
+	uint64_t		next_inum;	/* above every inode number met below inum_end */
+	uint64_t		inum_end;	/* new inode numbers are below it (2^32: inodes_32bit) */
 
 	/* hashed keys moved ahead of the iterator (already checked and counted) */
 	struct bpos_h		*moved;
@@ -267,8 +269,76 @@ static void iter_restart(struct fsck_fs *f, struct btree_iter *iter, unsigned bt
 
 static void seen_inum(struct fsck_fs *f, uint64_t inum)
 {
-	if (inum >= f->next_inum && inum != UINT64_MAX)
+	if (inum >= f->next_inum && inum < f->inum_end)
 		f->next_inum = inum + 1;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A number for a new inode, below inum_end: above every number met
+ * (next_inum) when there is one, else the first from 4097 on that no key
+ * of the inodes, extents, dirents or xattrs btree has and no dirent points
+ * to. -ENOSPC when every number is taken, -EIO when a btree cannot be read.
+ */
+static int inum_new(struct fsck_fs *f, uint64_t *inum)
+{
+	static const unsigned btrees[] = {
+		BTREE_ID_INODES, BTREE_ID_EXTENTS, BTREE_ID_DIRENTS, BTREE_ID_XATTRS,
+	};
+	uint64_t *used = NULL, want = BCACHEFS_ROOT_INO + 1;
+	size_t nr = 0, size = 0;
+	int ret = 0;
+
+	if (f->next_inum < f->inum_end) {
+		*inum = f->next_inum;
+		return 0;
+	}
+	for (unsigned i = 0; i < ARRAY_SIZE(btrees) && !ret; i++) {
+		struct btree_iter iter;
+		struct bkey_ref *k;
+
+		bch_btree_iter_init(&iter, f->c, btrees[i], POS_H_MIN, &f->err);
+		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+			struct bch_dirent_h d;
+			uint64_t n[2] = { k->k.p.inode, UINT64_MAX };
+
+			if (btrees[i] == BTREE_ID_DIRENTS && k->k.type == BCH_DIRENT &&
+			    !bch_dirent_decode(k, &d))
+				n[1] = d.d_inum;
+			for (unsigned j = 0; j < 2; j++) {
+				if (n[j] >= f->inum_end || (nr && used[nr - 1] == n[j]))
+					continue;
+				if (nr == size) {
+					size = size ? size * 2 : 1024;
+					used = xrealloc(used, size * sizeof(*used));
+				}
+				used[nr++] = n[j];
+			}
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+		printbuf_reset(&f->err);
+	}
+	if (!ret) {
+		if (nr)
+			qsort(used, nr, sizeof(*used), u64_cmp);
+		for (size_t i = 0; i < nr && used[i] <= want; i++)
+			if (used[i] == want)
+				want++;
+		ret = want < f->inum_end ? 0 : -ENOSPC;
+		if (!ret)
+			*inum = want;
+	} else {
+		ret = -EIO;
+	}
+	free(used);
+	return ret;
 }
 
 static int inode_read(struct fsck_fs *f, uint64_t inum, struct bch_inode_unpacked *u)
@@ -362,26 +432,32 @@ struct hash_name {
 	unsigned	len;
 };
 
-/* Hash and name of a live entry; false if it does not decode. */
+/* A live entry of a hashed btree, decoded. */
+struct hash_entry {
+	struct hash_name	n;
+	uint64_t		hash;	/* 0 when the hash parameters are not known */
+	struct bch_dirent_h	d;	/* dirents: target and d_type (xattrs: zero) */
+};
+
+/* Decode a live entry, hashed with @h when not NULL; false if it does not decode. */
 static bool entry_decode(unsigned btree_id, const struct bch_hash_info *h,
-			 const struct bkey_ref *k, uint64_t *hash, struct hash_name *n)
+			 const struct bkey_ref *k, struct hash_entry *e)
 {
 	if (k->k.type != 128)
 		return false;
 	if (btree_id == BTREE_ID_DIRENTS) {
-		struct bch_dirent_h d;
-
-		if (bch_dirent_decode(k, &d))
+		if (bch_dirent_decode(k, &e->d))
 			return false;
-		*n = (struct hash_name) { 0, d.name, d.name_len };
-		*hash = bch_dirent_hash(h, d.name, d.name_len);
+		e->n = (struct hash_name) { 0, e->d.name, e->d.name_len };
+		e->hash = h ? bch_dirent_hash(h, e->d.name, e->d.name_len) : 0;
 	} else {
 		struct bch_xattr_h x;
 
 		if (bch_xattr_decode(k, &x))
 			return false;
-		*n = (struct hash_name) { x.x_type, x.name, x.name_len };
-		*hash = bch_xattr_hash(h, x.x_type, x.name, x.name_len);
+		e->d = (struct bch_dirent_h) { 0 };
+		e->n = (struct hash_name) { x.x_type, x.name, x.name_len };
+		e->hash = h ? bch_xattr_hash(h, x.x_type, x.name, x.name_len) : 0;
 	}
 	return true;
 }
@@ -403,11 +479,9 @@ static void hash_delete(struct fsck_fs *f, struct btree_trans *t, unsigned btree
 		bch_btree_iter_init(&iter, f->c, btree_id, POS_H(pos.inode, want), &f->err);
 		while (!bch_btree_iter_peek(&iter, &k) && k &&
 		       k->k.p.inode == pos.inode && k->k.p.offset == want) {
-			struct hash_name n;
-			uint64_t hash;
+			struct hash_entry e;
 
-			if (k->k.type == 128 && entry_decode(btree_id, h, k, &hash, &n) &&
-			    hash <= pos.offset) {
+			if (entry_decode(btree_id, h, k, &e) && e.hash <= pos.offset) {
 				whiteout = true;
 				break;
 			}
@@ -447,8 +521,7 @@ static int hash_slot(struct fsck_fs *f, unsigned btree_id, const struct bch_hash
 
 	bch_btree_iter_init(&iter, f->c, btree_id, POS_H(inum, hash), &f->err);
 	while (1) {
-		struct hash_name e;
-		uint64_t eh;
+		struct hash_entry e;
 
 		if (bch_btree_iter_peek(&iter, &k) || !k ||
 		    k->k.p.inode != inum || k->k.p.offset != o)
@@ -458,8 +531,8 @@ static int hash_slot(struct fsck_fs *f, unsigned btree_id, const struct bch_hash
 				*slot = o;
 				have_free = true;
 			}
-		} else if (entry_decode(btree_id, h, k, &eh, &e) &&
-			   e.type == n->type && e.len == n->len && !memcmp(e.name, n->name, n->len)) {
+		} else if (entry_decode(btree_id, h, k, &e) && e.n.type == n->type &&
+			   e.n.len == n->len && !memcmp(e.n.name, n->name, n->len)) {
 			*slot = o;
 			ret = replace ? 0 : -EEXIST;
 			goto out;
@@ -495,6 +568,16 @@ static bool fi_hash_info(const struct fsck_inode *fi, struct bch_hash_info *h)
 
 /* ---- the inode table: adding inodes ---- */
 
+/* The record of inode @u, nothing counted yet. */
+static void fi_init(struct fsck_inode *fi, const struct bch_inode_unpacked *u)
+{
+	*fi = (struct fsck_inode) {
+		.inum = u->bi_inum, .size = u->bi_size, .sectors = u->bi_sectors,
+		.hash_seed = u->bi_hash_seed, .flags = u->bi_flags, .nlink = u->bi_nlink,
+		.mode = u->bi_mode, .parent = IDX_NONE,
+	};
+}
+
 /* Insert a record for a new inode in inum order (indexes after it shift). */
 static struct fsck_inode *table_add(struct fsck_fs *f, const struct bch_inode_unpacked *u)
 {
@@ -529,15 +612,7 @@ static struct fsck_inode *table_add(struct fsck_fs *f, const struct bch_inode_un
 	}
 	f->nr_inodes++;
 	fi = &f->inodes[pos];
-	memset(fi, 0, sizeof(*fi));
-	fi->inum	= u->bi_inum;
-	fi->size	= u->bi_size;
-	fi->sectors	= u->bi_sectors;
-	fi->hash_seed	= u->bi_hash_seed;
-	fi->flags	= u->bi_flags;
-	fi->nlink	= u->bi_nlink;
-	fi->mode	= u->bi_mode;
-	fi->parent	= IDX_NONE;
+	fi_init(fi, u);
 	return fi;
 }
 
@@ -877,23 +952,23 @@ enum hash_pos {
 };
 
 /*
- * Check the live entry at offset @o of the current run, hashed to @h:
- * the hash must lie inside the run, at or before @o, and no earlier entry
+ * Check the live entry @e at @k's offset in the current run: its hash
+ * must lie inside the run, at or before that offset, and no earlier entry
  * of the run may have the same name (the later copy goes; the first one
  * stays).
  */
 static enum hash_pos check_hash_pos(struct fsck_fs *f, unsigned btree_id, const struct bkey_ref *k,
-				    uint64_t h, unsigned type, const uint8_t *name, unsigned len)
+				    const struct hash_entry *e)
 {
 	struct hash_run *r = &f->run;
 	bool move = false;
 
-	if (h < r->start || h > k->k.p.offset)
+	if (e->hash < r->start || e->hash > k->k.p.offset)
 		move = fsck_fix(f->s, PROB_hash_wrong_offset,
 				"hash table key at wrong offset: %" PRIu64 ", hashed to %" PRIu64
 				" chain starts at %" PRIu64 "\n%s",
-				k->k.p.offset, h, r->start, key_text(f, btree_id, k));
-	if (run_seen(r, h, type, name, len))
+				k->k.p.offset, e->hash, r->start, key_text(f, btree_id, k));
+	if (run_seen(r, e->hash, e->n.type, e->n.name, e->n.len))
 		return fsck_fix(f->s, PROB_hash_duplicate,
 				"duplicate hash table keys (an earlier entry of the chain has the same name):\n%s",
 				key_text(f, btree_id, k)) ? HP_DUP_FIX : HP_DUP;
@@ -929,15 +1004,7 @@ static int load_inodes(struct fsck_fs *f)
 			f->inodes = xrealloc(f->inodes, f->inodes_size * sizeof(*f->inodes));
 		}
 		fi = &f->inodes[f->nr_inodes++];
-		memset(fi, 0, sizeof(*fi));
-		fi->inum	= k->k.p.inode;
-		fi->size	= u.bi_size;
-		fi->sectors	= u.bi_sectors;
-		fi->hash_seed	= u.bi_hash_seed;
-		fi->flags	= u.bi_flags;
-		fi->nlink	= u.bi_nlink;
-		fi->mode	= u.bi_mode;
-		fi->parent	= IDX_NONE;
+		fi_init(fi, &u);
 		/*
 		 * The root must be a directory: if its mode says otherwise the
 		 * root pass reports it, and the other passes judge it as the
@@ -1184,6 +1251,138 @@ next:
 	return 0;
 }
 
+/* ---- passes 2 and 3: the hashed btrees ------------------------------------------- */
+
+/* Where the walk of a hashed btree is, for the checks of the btree. */
+struct hash_walk {
+	uint64_t		cur;		/* inode number of the keys */
+	struct fsck_inode	*owner;		/* its record; NULL if missing */
+	struct bch_hash_info	hinfo;
+	bool			hash_ok;	/* hinfo known: hash positions are checked */
+	bool			reported;	/* a problem of the owner reported (once an inode) */
+	bool			fixing;		/* ... and being fixed */
+	/* set by ->entry: the value rewritten as the repair of @rewrite (-1: kept as it is) */
+	int			rewrite;
+	const void		*v;
+	unsigned		v_bytes;
+	uint8_t			val[2048];
+	struct fsck_inode	*target;	/* dirents: what the entry points to */
+};
+
+/* What differs between the dirents and the xattrs pass. */
+struct hashed_btree {
+	unsigned	btree_id;
+	bool		hash_virtual;	/* hash-check the keys of the stand-in root too */
+	/*
+	 * Check the owner of key @k (w->owner) and report a problem with it;
+	 * true when the key is dealt with (it is not a member of a run).
+	 */
+	bool		(*owner_bad)(struct fsck_fs *f, struct hash_walk *w,
+				     const struct bkey_ref *k);
+	/*
+	 * Check live entry @e that passed the hash checks (NULL: nothing
+	 * more to check); false when it goes (removed, or judged so). May set
+	 * w->rewrite and the new value.
+	 */
+	bool		(*entry)(struct fsck_fs *f, struct hash_walk *w,
+				 const struct bkey_ref *k, const struct hash_entry *e);
+	/* Entry @e stays, at offset @at (NULL: nothing to count). */
+	void		(*kept)(struct fsck_fs *f, struct hash_walk *w,
+				const struct hash_entry *e, uint64_t at);
+};
+
+/*
+ * Walk the keys of @b from inode 4096 on (hash whiteouts included, as
+ * members of probe runs): the owner check of @b, then for each live entry
+ * of an owner with known hash parameters its place in its run
+ * (check_hash_pos(): a duplicate is hash-deleted, a key at the wrong
+ * offset is moved to the first free slot from its hash), then the checks
+ * of @b. A key moved ahead of the iterator is remembered (checked and
+ * counted at its old place) and the walk restarts after the old place,
+ * so that the key is not met as new.
+ */
+static int pass_hashed(struct fsck_fs *f, const struct hashed_btree *b)
+{
+	struct hash_walk w = { .cur = 0 };
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	bool have_cur = false;
+	int ret;
+
+	f->run.active = false;
+	moved_reset(f);
+	bch_btree_iter_init(&iter, f->c, b->btree_id, POS_H(BCACHEFS_ROOT_INO, 0), &f->err);
+	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+		struct bpos_h pos = k->k.p;
+		struct hash_entry e;
+		enum hash_pos hp = HP_OK;
+		uint64_t at = pos.offset;
+		bool restart = false;
+
+		if (pos.inode < BCACHEFS_ROOT_INO)
+			goto next;
+		if (!have_cur || pos.inode != w.cur) {
+			have_cur   = true;
+			w.cur	   = pos.inode;
+			w.owner	   = inode_find(f, w.cur);
+			w.hash_ok  = w.owner && (b->hash_virtual || !(w.owner->state & FI_VIRTUAL)) &&
+				     fi_hash_info(w.owner, &w.hinfo);
+			w.reported = false;
+			w.fixing   = false;
+			f->run.active = false;
+			seen_inum(f, w.cur);
+		}
+		if (b->owner_bad(f, &w, k))
+			goto next;
+		run_step(&f->run, w.cur, pos.offset);
+		if (!entry_decode(b->btree_id, w.hash_ok ? &w.hinfo : NULL, k, &e))
+			goto next;	/* whiteouts only extend the run; invalid keys: key pass */
+		seen_inum(f, e.d.d_inum);	/* a dirent's target number is in use too */
+
+		if (w.hash_ok) {
+			if (moved_has(f, pos)) {
+				/* put here by a repair: checked and counted at its old place */
+				run_seen(&f->run, e.hash, e.n.type, e.n.name, e.n.len);
+				goto next;
+			}
+			hp = check_hash_pos(f, b->btree_id, k, &e);
+			if (hp == HP_DUP_FIX)
+				entry_remove(f, PROB_hash_duplicate, b->btree_id, &w.hinfo, pos);
+			if (hp == HP_DUP || hp == HP_DUP_FIX)
+				goto next;
+		}
+
+		w.rewrite = -1;
+		w.v	  = k->v;
+		w.v_bytes = k->v_bytes;
+		if (b->entry && !b->entry(f, &w, k, &e))
+			goto next;
+		if (hp == HP_MOVE || w.rewrite >= 0) {
+			int r = entry_fix(f, hp == HP_MOVE ? PROB_hash_wrong_offset : (enum bch_problem)w.rewrite,
+					  hp == HP_MOVE ? w.rewrite : -1, b->btree_id,
+					  w.hash_ok ? &w.hinfo : NULL, pos, e.hash, &e.n, w.v, w.v_bytes,
+					  hp == HP_MOVE, &at);
+
+			if (r == 1)
+				goto next;	/* a duplicate of an entry on its probe sequence: deleted */
+			if (!r && hp == HP_MOVE && at > pos.offset) {
+				moved_add(f, POS_H(w.cur, at));
+				restart = true;
+			}
+		}
+		if (b->kept)
+			b->kept(f, &w, &e, at);
+		if (restart) {
+			iter_restart(f, &iter, b->btree_id, POS_H(w.cur, pos.offset + 1));
+			continue;
+		}
+next:
+		bch_btree_iter_advance(&iter);
+	}
+	batch_flush(f);
+	return iter_end(f, &iter, ret);
+}
+
 /* ---- pass 2: dirents ------------------------------------------------------------ */
 
 static void add_edge(struct fsck_fs *f, struct fsck_inode *dir, struct fsck_inode *sub,
@@ -1205,6 +1404,91 @@ static bool name_is(const struct bch_dirent_h *d, const char *s)
 	return d->name_len == n && !memcmp(d->name, s, n);
 }
 
+/* The directory must exist and be a directory: each key of another goes. */
+static bool dirent_owner_bad(struct fsck_fs *f, struct hash_walk *w, const struct bkey_ref *k)
+{
+	const struct fsck_inode *dir = w->owner;
+
+	if (!dir) {
+		if (fsck_fix(f->s, PROB_dirent_missing_dir, "dirent in nonexisting directory:\n%s",
+			     key_text(f, BTREE_ID_DIRENTS, k)))
+			batch_delete(f, PROB_dirent_missing_dir, BTREE_ID_DIRENTS, k->k.p, true);
+		return true;
+	}
+	if (!fi_is_dir(dir)) {
+		if (fsck_fix(f->s, PROB_dirent_in_non_dir, "dirent in non directory inode type %u:\n%s",
+			     mode_dt(dir->mode), key_text(f, BTREE_ID_DIRENTS, k)))
+			batch_delete(f, PROB_dirent_in_non_dir, BTREE_ID_DIRENTS, k->k.p, true);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The name is not empty, "." or ".."; the dirent does not point to its
+ * own directory or to a missing inode (else it goes); d_type is the
+ * target's type (else rewritten). Notes the root's "lost+found" dirent.
+ */
+static bool dirent_entry(struct fsck_fs *f, struct hash_walk *w, const struct bkey_ref *k,
+			 const struct hash_entry *e)
+{
+	const struct bch_dirent_h *d = &e->d;
+	enum bch_problem p = PROB_dirent_empty_name;
+	const char *bad = NULL;
+
+	if (w->cur == BCACHEFS_ROOT_INO && name_is(d, "lost+found")) {
+		f->lf_dirent = true;
+		f->lf_inum   = d->d_inum;
+	}
+
+	if (!d->name_len) {
+		bad = "empty dirent";
+	} else if (name_is(d, ".") || name_is(d, "..")) {
+		p   = PROB_dirent_dot;
+		bad = d->name_len == 1 ? ". dirent" : ".. dirent";
+	} else if (d->d_inum == w->cur) {
+		p   = PROB_dirent_self;
+		bad = "dirent points to own directory";
+	} else if (!(w->target = inode_find(f, d->d_inum))) {
+		p   = PROB_dirent_missing_inode;
+		bad = "dirent points to missing inode";
+	}
+	if (bad) {
+		if (fsck_fix(f->s, p, "%s:\n%s", bad, key_text(f, BTREE_ID_DIRENTS, k)))
+			entry_remove(f, p, BTREE_ID_DIRENTS, w->hash_ok ? &w->hinfo : NULL, k->k.p);
+		return false;
+	}
+
+	if (d->d_type != fi_dt(w->target) &&
+	    fsck_fix(f->s, PROB_dirent_bad_d_type, "incorrect d_type: should be %u:\n%s",
+		     fi_dt(w->target), key_text(f, BTREE_ID_DIRENTS, k))) {
+		w->v_bytes = (unsigned)bch_dirent_encode(d->d_inum, fi_dt(w->target), d->name,
+							 d->name_len, w->val, sizeof(w->val));
+		w->v	   = w->val;
+		w->rewrite = PROB_dirent_bad_d_type;
+	}
+	return true;
+}
+
+/* Count the dirent (now at @at) for its target, a subdirectory link for the walk. */
+static void dirent_kept(struct fsck_fs *f, struct hash_walk *w, const struct hash_entry *e,
+			uint64_t at)
+{
+	inc_sat(&w->target->count);
+	if (fi_is_dir(w->target)) {
+		inc_sat(&w->owner->dir_count);
+		add_edge(f, w->owner, w->target, at);
+	}
+}
+
+static const struct hashed_btree dirents_btree = {
+	.btree_id	= BTREE_ID_DIRENTS,
+	.hash_virtual	= false,	/* the stand-in root: its seed is unknown */
+	.owner_bad	= dirent_owner_bad,
+	.entry		= dirent_entry,
+	.kept		= dirent_kept,
+};
+
 /*
  * Checks every dirents-btree key of inode 4096 and up (hash whiteouts
  * included, as members of probe runs): the directory exists and is a
@@ -1218,145 +1502,31 @@ static bool name_is(const struct bch_dirent_h *d, const char *s)
  */
 static int pass_dirents(struct fsck_fs *f)
 {
-	struct btree_iter iter;
-	struct bkey_ref *k;
-	struct fsck_inode *dir = NULL;
-	struct bch_hash_info hinfo;
-	uint64_t cur = 0;
-	bool have_cur = false, hash_ok = false;
-	int ret;
-
-	f->run.active = false;
-	moved_reset(f);
-	bch_btree_iter_init(&iter, f->c, BTREE_ID_DIRENTS, POS_H(BCACHEFS_ROOT_INO, 0), &f->err);
-	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-		struct bch_dirent_h d;
-		struct fsck_inode *target;
-		struct bpos_h pos = k->k.p;
-		enum hash_pos hp = HP_OK;
-		unsigned d_type;
-		uint64_t hash = 0, at;
-		bool restart = false;
-
-		if (pos.inode < BCACHEFS_ROOT_INO)
-			goto next;
-		if (!have_cur || pos.inode != cur) {
-			have_cur = true;
-			cur	 = pos.inode;
-			dir	 = inode_find(f, cur);
-			hash_ok	 = dir && !(dir->state & FI_VIRTUAL) && fi_hash_info(dir, &hinfo);
-			f->run.active = false;
-			seen_inum(f, cur);
-		}
-		if (!dir) {
-			if (fsck_fix(f->s, PROB_dirent_missing_dir, "dirent in nonexisting directory:\n%s",
-				     key_text(f, BTREE_ID_DIRENTS, k)))
-				batch_delete(f, PROB_dirent_missing_dir, BTREE_ID_DIRENTS, pos, true);
-			goto next;
-		}
-		if (!fi_is_dir(dir)) {
-			if (fsck_fix(f->s, PROB_dirent_in_non_dir, "dirent in non directory inode type %u:\n%s",
-				     mode_dt(dir->mode), key_text(f, BTREE_ID_DIRENTS, k)))
-				batch_delete(f, PROB_dirent_in_non_dir, BTREE_ID_DIRENTS, pos, true);
-			goto next;
-		}
-		run_step(&f->run, cur, pos.offset);
-		if (k->k.type != BCH_DIRENT || bch_dirent_decode(k, &d))
-			goto next;	/* whiteouts only extend the run; invalid keys: key pass */
-		seen_inum(f, d.d_inum);
-
-		if (hash_ok) {
-			hash = bch_dirent_hash(&hinfo, d.name, d.name_len);
-			if (moved_has(f, pos)) {
-				/* put here by a repair: checked and counted at its old place */
-				run_seen(&f->run, hash, 0, d.name, d.name_len);
-				goto next;
-			}
-			hp = check_hash_pos(f, BTREE_ID_DIRENTS, k, hash, 0, d.name, d.name_len);
-			if (hp == HP_DUP_FIX)
-				entry_remove(f, PROB_hash_duplicate, BTREE_ID_DIRENTS, &hinfo, pos);
-			if (hp == HP_DUP || hp == HP_DUP_FIX)
-				goto next;
-		}
-
-		if (cur == BCACHEFS_ROOT_INO && name_is(&d, "lost+found")) {
-			f->lf_dirent = true;
-			f->lf_inum   = d.d_inum;
-		}
-
-		if (!d.name_len) {
-			if (fsck_fix(f->s, PROB_dirent_empty_name, "empty dirent:\n%s",
-				     key_text(f, BTREE_ID_DIRENTS, k)))
-				entry_remove(f, PROB_dirent_empty_name, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
-			goto next;
-		}
-		if (name_is(&d, ".") || name_is(&d, "..")) {
-			if (fsck_fix(f->s, PROB_dirent_dot, "%s dirent:\n%s",
-				     d.name_len == 1 ? "." : "..", key_text(f, BTREE_ID_DIRENTS, k)))
-				entry_remove(f, PROB_dirent_dot, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
-			goto next;
-		}
-		if (d.d_inum == cur) {
-			if (fsck_fix(f->s, PROB_dirent_self, "dirent points to own directory:\n%s",
-				     key_text(f, BTREE_ID_DIRENTS, k)))
-				entry_remove(f, PROB_dirent_self, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
-			goto next;
-		}
-		target = inode_find(f, d.d_inum);
-		if (!target) {
-			if (fsck_fix(f->s, PROB_dirent_missing_inode, "dirent points to missing inode:\n%s",
-				     key_text(f, BTREE_ID_DIRENTS, k)))
-				entry_remove(f, PROB_dirent_missing_inode, BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos);
-			goto next;
-		}
-		d_type = d.d_type;
-		if (d.d_type != fi_dt(target) &&
-		    fsck_fix(f->s, PROB_dirent_bad_d_type, "incorrect d_type: should be %u:\n%s",
-			     fi_dt(target), key_text(f, BTREE_ID_DIRENTS, k)))
-			d_type = fi_dt(target);
-
-		at = pos.offset;
-		if (hp == HP_MOVE || d_type != d.d_type) {
-			struct hash_name n = { 0, d.name, d.name_len };
-			uint8_t val[2048];
-			const void *v = k->v;
-			unsigned v_bytes = k->v_bytes;
-			int r;
-
-			if (d_type != d.d_type) {
-				v_bytes = (unsigned)bch_dirent_encode(d.d_inum, d_type, d.name, d.name_len,
-								      val, sizeof(val));
-				v = val;
-			}
-			r = entry_fix(f, hp == HP_MOVE ? PROB_hash_wrong_offset : PROB_dirent_bad_d_type,
-				      hp == HP_MOVE && d_type != d.d_type ? PROB_dirent_bad_d_type : -1,
-				      BTREE_ID_DIRENTS, hash_ok ? &hinfo : NULL, pos, hash, &n, v, v_bytes,
-				      hp == HP_MOVE, &at);
-			if (r == 1)
-				goto next;	/* a duplicate of an entry on its probe sequence: deleted */
-			if (!r && hp == HP_MOVE && at > pos.offset) {
-				moved_add(f, POS_H(cur, at));
-				restart = true;
-			}
-		}
-
-		inc_sat(&target->count);
-		if (fi_is_dir(target)) {
-			inc_sat(&dir->dir_count);
-			add_edge(f, dir, target, at);
-		}
-		if (restart) {
-			iter_restart(f, &iter, BTREE_ID_DIRENTS, POS_H(cur, pos.offset + 1));
-			continue;
-		}
-next:
-		bch_btree_iter_advance(&iter);
-	}
-	batch_flush(f);
-	return iter_end(f, &iter, ret);
+	return pass_hashed(f, &dirents_btree);
 }
 
 /* ---- pass 3: xattrs --------------------------------------------------------------- */
+
+/* The inode must exist: reported once, then every key of that inode number goes. */
+static bool xattr_owner_bad(struct fsck_fs *f, struct hash_walk *w, const struct bkey_ref *k)
+{
+	if (w->owner)
+		return false;
+	if (!w->reported)
+		w->fixing = fsck_fix(f->s, PROB_xattr_missing_inode,
+				     "xattr for missing inode %" PRIu64 ":\n%s",
+				     w->cur, key_text(f, BTREE_ID_XATTRS, k));
+	if (w->fixing)
+		batch_delete(f, PROB_xattr_missing_inode, BTREE_ID_XATTRS, k->k.p, !w->reported);
+	w->reported = true;
+	return true;
+}
+
+static const struct hashed_btree xattrs_btree = {
+	.btree_id	= BTREE_ID_XATTRS,
+	.hash_virtual	= true,		/* the stand-in root: checked with the seed it was given */
+	.owner_bad	= xattr_owner_bad,
+};
 
 /*
  * Checks every xattrs-btree key of inode 4096 and up: its inode exists
@@ -1366,71 +1536,7 @@ next:
  */
 static int pass_xattrs(struct fsck_fs *f)
 {
-	struct btree_iter iter;
-	struct bkey_ref *k;
-	struct fsck_inode *fi = NULL;
-	struct bch_hash_info hinfo;
-	uint64_t cur = 0;
-	bool have_cur = false, hash_ok = false, reported = false, fixing = false;
-	int ret;
-
-	f->run.active = false;
-	moved_reset(f);
-	bch_btree_iter_init(&iter, f->c, BTREE_ID_XATTRS, POS_H(BCACHEFS_ROOT_INO, 0), &f->err);
-	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-		struct bch_xattr_h x;
-		struct bpos_h pos = k->k.p;
-		struct hash_name n;
-		enum hash_pos hp;
-		uint64_t hash, at;
-
-		if (pos.inode < BCACHEFS_ROOT_INO)
-			goto next;
-		if (!have_cur || pos.inode != cur) {
-			have_cur = true;
-			cur	 = pos.inode;
-			fi	 = inode_find(f, cur);
-			hash_ok	 = fi && fi_hash_info(fi, &hinfo);
-			reported = false;
-			fixing	 = false;
-			f->run.active = false;
-			seen_inum(f, cur);
-		}
-		if (!fi) {
-			if (!reported)
-				fixing = fsck_fix(f->s, PROB_xattr_missing_inode,
-						  "xattr for missing inode %" PRIu64 ":\n%s",
-						  cur, key_text(f, BTREE_ID_XATTRS, k));
-			if (fixing)	/* every key of that inode number */
-				batch_delete(f, PROB_xattr_missing_inode, BTREE_ID_XATTRS, pos, !reported);
-			reported = true;
-			goto next;
-		}
-		run_step(&f->run, cur, pos.offset);
-		if (k->k.type != BCH_XATTR || bch_xattr_decode(k, &x) || !hash_ok)
-			goto next;
-		hash = bch_xattr_hash(&hinfo, x.x_type, x.name, x.name_len);
-		if (moved_has(f, pos)) {
-			run_seen(&f->run, hash, x.x_type, x.name, x.name_len);
-			goto next;
-		}
-		hp = check_hash_pos(f, BTREE_ID_XATTRS, k, hash, x.x_type, x.name, x.name_len);
-		if (hp == HP_DUP_FIX)
-			entry_remove(f, PROB_hash_duplicate, BTREE_ID_XATTRS, &hinfo, pos);
-		if (hp != HP_MOVE)
-			goto next;
-		n = (struct hash_name) { x.x_type, x.name, x.name_len };
-		if (!entry_fix(f, PROB_hash_wrong_offset, -1, BTREE_ID_XATTRS, &hinfo, pos, hash, &n,
-			       k->v, k->v_bytes, true, &at) && at > pos.offset) {
-			moved_add(f, POS_H(cur, at));
-			iter_restart(f, &iter, BTREE_ID_XATTRS, POS_H(cur, pos.offset + 1));
-			continue;
-		}
-next:
-		bch_btree_iter_advance(&iter);
-	}
-	batch_flush(f);
-	return iter_end(f, &iter, ret);
+	return pass_hashed(f, &xattrs_btree);
 }
 
 /* ---- pass 4: root directory ------------------------------------------------------- */
@@ -1470,8 +1576,9 @@ static int pass_root(struct fsck_fs *f)
 /* ---- pass 5: lost+found ------------------------------------------------------------- */
 
 /*
- * Create lost+found (40 §40.8.6): a new directory inode (numbered above
- * every inode number in use), its dirent in the root (replacing one of
+ * Create lost+found (40 §40.8.6): a new directory inode (numbered by
+ * inum_new(): above every inode number in use, below 2^32 with 32 bit
+ * inodes), its dirent in the root (replacing one of
  * that name), the root's nlink + 1. An inode the old dirent pointed to
  * loses that link (the link count pass reattaches it if it has no other).
  */
@@ -1480,7 +1587,7 @@ static void create_lostfound(struct fsck_fs *f, enum bch_problem p)
 	struct fsck_inode *root = inode_find(f, BCACHEFS_ROOT_INO), *old, *lf;
 	struct bch_inode_unpacked ru, lu;
 	struct btree_trans t;
-	uint64_t inum = f->next_inum, slot;
+	uint64_t inum, slot;
 	int ret;
 
 	if (!root || (root->state & FI_VIRTUAL) || mode_dt(root->mode) != BCH_DT_DIR) {
@@ -1489,6 +1596,14 @@ static void create_lostfound(struct fsck_fs *f, enum bch_problem p)
 	}
 	if (inode_read(f, BCACHEFS_ROOT_INO, &ru)) {
 		repair_failed(f, p, "the root inode cannot be read back\n");
+		return;
+	}
+	ret = inum_new(f, &inum);
+	if (ret) {
+		repair_failed(f, p, ret == -EIO ? "a btree cannot be read to find a free inode number\n" :
+			      f->inum_end == 1ULL << 32 ?
+			      "no free inode number below 2^32 (the filesystem has 32 bit inodes)\n" :
+			      "no free inode number\n");
 		return;
 	}
 	dir_inode_new(f, &lu, inum, &ru);
@@ -1507,11 +1622,11 @@ static void create_lostfound(struct fsck_fs *f, enum bch_problem p)
 	if (ret)
 		return;
 
-	f->next_inum = inum + 1;
+	seen_inum(f, inum);
 	old = f->lf_dirent ? inode_find(f, f->lf_inum) : NULL;
 	if (old && old->count && !fi_is_dir(old))
 		old->count--;
-	lf = table_add(f, &lu);		/* appended: above every inode number */
+	lf = table_add(f, &lu);
 	root = inode_find(f, BCACHEFS_ROOT_INO);
 	root->nlink++;
 	lf->count = 1;
@@ -1851,6 +1966,7 @@ int bch_fsck_fs(struct bch_fs *c, struct fsck_state *s)
 		.clean		= c->sb && BCH_SB_CLEAN(c->sb),
 		.block_bytes	= c->block_size * 512,
 		.next_inum	= BCACHEFS_ROOT_INO + 1,
+		.inum_end	= c->sb && BCH_SB_INODE_32BIT(c->sb) ? 1ULL << 32 : UINT64_MAX,
 		.err		= PRINTBUF,
 		.key		= PRINTBUF,
 	};
