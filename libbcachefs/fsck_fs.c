@@ -1272,7 +1272,6 @@ struct hash_walk {
 /* What differs between the dirents and the xattrs pass. */
 struct hashed_btree {
 	unsigned	btree_id;
-	bool		hash_virtual;	/* hash-check the keys of the stand-in root too */
 	/*
 	 * Check the owner of key @k (w->owner) and report a problem with it;
 	 * true when the key is dealt with (it is not a member of a run).
@@ -1325,7 +1324,8 @@ static int pass_hashed(struct fsck_fs *f, const struct hashed_btree *b)
 			have_cur   = true;
 			w.cur	   = pos.inode;
 			w.owner	   = inode_find(f, w.cur);
-			w.hash_ok  = w.owner && (b->hash_virtual || !(w.owner->state & FI_VIRTUAL)) &&
+			/* (not those of a stand-in root: its seed is unknown) */
+			w.hash_ok  = w.owner && !(w.owner->state & FI_VIRTUAL) &&
 				     fi_hash_info(w.owner, &w.hinfo);
 			w.reported = false;
 			w.fixing   = false;
@@ -1483,7 +1483,6 @@ static void dirent_kept(struct fsck_fs *f, struct hash_walk *w, const struct has
 
 static const struct hashed_btree dirents_btree = {
 	.btree_id	= BTREE_ID_DIRENTS,
-	.hash_virtual	= false,	/* the stand-in root: its seed is unknown */
 	.owner_bad	= dirent_owner_bad,
 	.entry		= dirent_entry,
 	.kept		= dirent_kept,
@@ -1524,7 +1523,6 @@ static bool xattr_owner_bad(struct fsck_fs *f, struct hash_walk *w, const struct
 
 static const struct hashed_btree xattrs_btree = {
 	.btree_id	= BTREE_ID_XATTRS,
-	.hash_virtual	= true,		/* the stand-in root: checked with the seed it was given */
 	.owner_bad	= xattr_owner_bad,
 };
 
