@@ -6,6 +6,7 @@
 #   make check      every test (unit, command, golden), then the same under ASan/UBSan
 #   make check-fast the tests once, without the sanitizer build
 #   make check-asan the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check-tsan the mount tests under ThreadSanitizer
 #   make bench      benchmarks (bench/)
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -41,7 +42,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 BIN	:= $(BUILD)/bcachefs
 
-.PHONY: all deps demo check check-fast check-asan unit bench install clean
+.PHONY: all deps demo check check-fast check-asan check-tsan unit bench install clean
 all: bcachefs mkfs.bcachefs fsck.bcachefs
 
 $(BUILD)/%.o: %.c
@@ -94,7 +95,13 @@ check-asan:
 		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
 		TEST_QUICK=1 sh tests/run.sh
 
-check: check-fast check-asan
+# the threads of the mount (the read-ahead worker) under ThreadSanitizer
+check-tsan:
+	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs
+	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
+		TEST_QUICK=1 sh tests/run.sh 'mount/*'
+
+check: check-fast check-asan check-tsan
 
 bench: all
 	@sh bench/run.sh
@@ -110,6 +117,6 @@ install: all
 	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
-	rm -rf build build-asan bcachefs mkfs.bcachefs fsck.bcachefs
+	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d)
