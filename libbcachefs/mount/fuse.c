@@ -44,6 +44,8 @@
 /* how far past a read the data is read and verified ahead (bytes; the
  * worker's buffers hold 8 MiB, io_read.c) */
 #define BCH_FUSE_READ_AHEAD		(6ULL << 20)
+/* pieces of a reply sent as they are (libfuse adds one for the header) */
+#define BCH_FUSE_REPLY_IOV_MAX		256
 
 struct bch_fuse {
 	struct bch_fs		*c;
@@ -536,6 +538,14 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       strerror(fuse_errno((int)n)));
 		fuse_reply_err(req, fuse_errno((int)n));
 		goto out;
+	}
+	if (bf->segs.nr > BCH_FUSE_REPLY_IOV_MAX) {
+		/* many small pieces (writev takes at most IOV_MAX): one buffer */
+		for (i = 0, pos = 0; i < bf->segs.nr; pos += bf->segs.v[i++].len)
+			if (bf->segs.v[i].mem)
+				memcpy((uint8_t *)bf->rbuf + pos, bf->segs.v[i].mem,
+				       (size_t)bf->segs.v[i].len);
+		bf->segs.nr = 0;
 	}
 	if (bf->segs.nr <= 1 && (!bf->segs.nr || !bf->segs.v[0].mem)) {
 		fuse_reply_buf(req, bf->rbuf, (size_t)n);

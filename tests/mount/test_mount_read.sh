@@ -28,6 +28,13 @@ head -c 100000 /dev/urandom > "$src/holey"
 dd if=/dev/urandom of="$src/holey" bs=4096 seek=300 count=20 conv=notrunc status=none
 truncate -s 2000000 "$src/holey"
 printf 'tiny' > "$src/tiny"
+# striped: 4 KiB of data every 8 KiB, so that a 1 MiB read has more
+# pieces than one reply takes (they are copied into one buffer then)
+python3 -c 'import os, sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(512):
+        f.seek(i * 8192); f.write(os.urandom(4096))
+    f.truncate(512 * 8192)' "$src/striped"
 # compressible: stored compressed where the filesystem compresses
 python3 -c 'import sys
 for i in range(60000): sys.stdout.write("line %d of a compressible file\n" % (i * 7919 % 100003))' > "$src/text"
@@ -51,7 +58,7 @@ compare() {
 import os, random, sys
 src, mnt = sys.argv[1:3]
 r = random.Random(4)
-for name in ("big", "holey", "tiny", "text"):
+for name in ("big", "holey", "tiny", "text", "striped"):
     a = open(os.path.join(src, name), "rb").read()
     with open(os.path.join(mnt, name), "rb") as f:
         if f.read() != a:
