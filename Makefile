@@ -97,9 +97,12 @@ check-asan:
 
 # the threads of the mount (the read-ahead worker) under ThreadSanitizer
 check-tsan:
-	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs
+	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs \
+		build-tsan/tests/unit/test_io_read
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
-		TEST_QUICK=1 sh tests/run.sh 'mount/*'
+		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 sh tests/run.sh 'mount/*'
+	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
+		UNITDIR=$(CURDIR)/build-tsan/tests/unit sh tests/run.sh 'unit/test_io_read'
 
 check: check-fast check-asan check-tsan
 

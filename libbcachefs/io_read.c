@@ -884,10 +884,15 @@ unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 	return ret;
 }
 
-void bch_read_ahead_stats(const struct bch_read_ahead *a, unsigned long *nr_done,
+void bch_read_ahead_stats(struct bch_read_ahead *a, unsigned long *nr_done,
 			  unsigned long *nr_taken, unsigned long *nr_served)
 {
-	*nr_done = a ? a->nr_done : 0;
-	*nr_taken = a ? a->nr_taken : 0;
-	*nr_served = a ? a->nr_served : 0;
+	*nr_done = *nr_taken = *nr_served = 0;
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	*nr_done = a->nr_done;
+	*nr_taken = a->nr_taken;
+	*nr_served = a->nr_served;
+	pthread_mutex_unlock(&a->lock);
 }

@@ -155,7 +155,7 @@ unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 
 /* Worker statistics, for tests: regions read and verified, taken over,
  * and served from its buffers. */
-void bch_read_ahead_stats(const struct bch_read_ahead *ra, unsigned long *nr_done,
+void bch_read_ahead_stats(struct bch_read_ahead *ra, unsigned long *nr_done,
 			  unsigned long *nr_taken, unsigned long *nr_served);
 
 /* Does @k carry data to read (types 128/129), as opposed to zeroes? */

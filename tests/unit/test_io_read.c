@@ -3,8 +3,8 @@
  * Unit tests for libbcachefs/io_read.c (spec 40 §40.1.5-§40.1.8, §40.2-§40.4)
  * on synthetic devices: plain and trimmed extents, checksums, compression,
  * encryption (the real vector of §40.4.6), replicas and retries, stale and
- * missing copies, and hostile values. Also the ACL and xattr-name helpers
- * of fsread.c.
+ * missing copies, and hostile values; the read-ahead worker of the mount.
+ * Also the ACL and xattr-name helpers of fsread.c.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -598,6 +598,168 @@ static void test_encrypted_compressed(void **state)
 	tfs_free(t);
 }
 
+/* ---- reading ahead (the mount's worker thread) ---- */
+
+static void wait_done(struct bch_read_ahead *ra, unsigned long want)
+{
+	unsigned long done = 0, taken, served;
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		bch_read_ahead_stats(ra, &done, &taken, &served);
+		if (done >= want)
+			return;
+		usleep(1000);
+	}
+	fail_msg("read-ahead worker: %lu regions read, want %lu", done, want);
+}
+
+static void test_read_ahead(void **state)
+{
+	struct tfs *t = tfs_new();
+	size_t bytes = 128 * 512, n = bytes, stored;
+	uint8_t *data = xmalloc(bytes), *big = xmalloc(300 * 512), *text = xmalloc(bytes);
+	uint8_t *comp = xcalloc(1, bytes), *enc, *out = xmalloc(bytes);
+	struct printbuf err = PRINTBUF;
+	struct bch_extent_crc_unpacked crc;
+	struct bch_csum_val cs;
+	struct bch_nonce nonce;
+	struct bch_read_ahead *ra, *ra2;
+	struct tkey a, b, c, d, e, f;
+	unsigned long done, taken, served;
+	const void *p = NULL;
+	unsigned i;
+	int r = 0;
+
+	bch_crypto_init();
+	for (i = 0; i < 32; i++)
+		bch_key_bytes(&t->c->key)[i] = (uint8_t)(i * 5 + 3);
+	t->c->have_key = true;
+
+	/* a: crc32c, 128 sectors at 0:1000 */
+	fill_random(data, bytes, 21);
+	dev_write(t, 0, 1000, data, bytes);
+	bch_checksum(BCH_CHECKSUM_CRC32C, bch_nonce_make(0, 0, 0, 0), NULL, data, bytes, &cs);
+	make_crc(&crc, BCH_CHECKSUM_CRC32C, 0, 128, 128, 0, cs);
+	tkey_init(&a, BCH_EXTENT, 4100, 128, 128);
+	add_crc(&a, &crc);
+	add_ptr(&a, 0, 1000, 0, false);
+	/* b: the same checksum over a copy with one byte flipped, at 0:1200 */
+	data[777] ^= 1;
+	dev_write(t, 0, 1200, data, bytes);
+	data[777] ^= 1;
+	tkey_init(&b, BCH_EXTENT, 4101, 128, 128);
+	add_crc(&b, &crc);
+	add_ptr(&b, 0, 1200, 0, false);
+	/* c: no checksum, 300 sectors at 0:2000: pieces of 128, 128, 44 */
+	fill_random(big, 300 * 512, 22);
+	dev_write(t, 0, 2000, big, 300 * 512);
+	tkey_init(&c, BCH_EXTENT, 4102, 300, 300);
+	add_ptr(&c, 0, 2000, 0, false);
+	/* d: lz4, decoded sectors 10..110 live, at 1:100 */
+	fill_text(text, bytes, 23);
+	assert_int_equal(bch_compress(BCH_COMPRESSION_LZ4, text, bytes, comp, &n, 0), 0);
+	stored = round_up(n, 4096);
+	dev_write(t, 1, 100, comp, stored);
+	bch_checksum(BCH_CHECKSUM_CRC32C, bch_nonce_make(0, 0, 0, 0), NULL, comp, stored, &cs);
+	make_crc(&crc, BCH_CHECKSUM_CRC32C, BCH_COMPRESSION_LZ4, (unsigned)(stored / 512), 128, 10, cs);
+	tkey_init(&d, BCH_EXTENT, 4103, 100, 100);
+	add_crc(&d, &crc);
+	add_ptr(&d, 1, 100, 0, false);
+	/* e: the same, encrypted (ChaCha20/Poly1305), at 1:600 */
+	enc = xmalloc(stored);
+	memcpy(enc, comp, stored);
+	nonce = bch_nonce_extent(9000, 2, BCH_COMPRESSION_LZ4, 128, 7);
+	bch_chacha20(&t->c->key, nonce, enc, stored);
+	assert_int_equal(bch_checksum(BCH_CHECKSUM_CHACHA20_POLY1305_128, nonce, &t->c->key,
+				      enc, stored, &cs), 0);
+	dev_write(t, 1, 600, enc, stored);
+	make_crc(&crc, BCH_CHECKSUM_CHACHA20_POLY1305_128, BCH_COMPRESSION_LZ4,
+		 (unsigned)(stored / 512), 128, 10, cs);
+	crc.nonce = 7;
+	tkey_init(&e, BCH_EXTENT, 4104, 100, 100);
+	e.k.k.version_lo = 9000;
+	e.k.k.version_hi = 2;
+	add_crc(&e, &crc);
+	add_ptr(&e, 1, 600, 0, false);
+
+	ra = bch_read_ahead_new(t->c);
+	assert_non_null(ra);
+	/* nothing queued yet: nothing located */
+	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 0, 128, ra, &p), 0);
+	assert_int_equal(bch_read_extent_ahead(t->c, &a.k, 0, 128, ra), 1);
+	assert_int_equal(bch_read_extent_ahead(t->c, &b.k, 0, 128, ra), 1);
+	assert_int_equal(bch_read_extent_ahead(t->c, &c.k, 0, 300, ra), 1);
+	assert_int_equal(bch_read_extent_ahead(t->c, &d.k, 0, 100, ra), 1);
+	assert_int_equal(bch_read_extent_ahead(t->c, &e.k, 0, 100, ra), 1);
+	wait_done(ra, 7);
+
+	/* the data, from the worker's buffers */
+	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 0, 128, ra, &p), 128);
+	assert_memory_equal(p, data, bytes);
+	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 5, 3, ra, &p), 3);
+	assert_memory_equal(p, data + 5 * 512, 3 * 512);
+	/* the damaged copy is not handed out; bch_read_extent() reports it */
+	assert_int_equal(bch_read_extent_locate(t->c, &b.k, 0, 128, ra, &p), 0);
+	assert_int_equal(bch_read_extent(t->c, &b.k, 0, 128, out, NULL, &err),
+			 -BCH_ERR_csum_mismatch);
+	/* pieces: a range ends at its piece's end */
+	assert_int_equal(bch_read_extent_locate(t->c, &c.k, 130, 170, ra, &p), 126);
+	assert_memory_equal(p, big + 130 * 512, 126 * 512);
+	assert_int_equal(bch_read_extent_locate(t->c, &c.k, 256, 44, ra, &p), 44);
+	assert_memory_equal(p, big + 256 * 512, 44 * 512);
+	/* decoded: decompressed, and decrypted after the MAC */
+	assert_int_equal(bch_read_extent_locate(t->c, &d.k, 0, 100, ra, &p), 100);
+	assert_memory_equal(p, text + 10 * 512, 100 * 512);
+	assert_int_equal(bch_read_extent_locate(t->c, &e.k, 3, 97, ra, &p), 97);
+	assert_memory_equal(p, text + 13 * 512, 97 * 512);
+	/* outside the key */
+	assert_int_equal(bch_read_extent_locate(t->c, &d.k, 90, 20, ra, &p), 0);
+
+	/* queued again: nothing new (f, queued after, is the eighth region) */
+	assert_int_equal(bch_read_extent_ahead(t->c, &a.k, 0, 128, ra), 1);
+	tkey_init(&f, BCH_EXTENT, 4105, 64, 64);
+	add_ptr(&f, 0, 2000, 0, false);
+	f.k.k.version_lo = 1;
+	assert_int_equal(bch_read_extent_ahead(t->c, &f.k, 0, 64, ra), 1);
+	wait_done(ra, 8);
+	usleep(50000);
+	bch_read_ahead_stats(ra, &done, &taken, &served);
+	assert_int_equal(done, 8);
+	assert_int_equal(bch_read_extent_locate(t->c, &f.k, 0, 64, ra, &p), 64);
+	assert_memory_equal(p, big, 64 * 512);
+
+	/* a full queue: -EAGAIN, before the buffers run out */
+	bch_read_ahead_restart(ra);
+	for (i = 0; i < 1000; i++) {
+		f.k.k.version_lo = 2 + i;
+		r = bch_read_extent_ahead(t->c, &f.k, 0, 64, ra);
+		if (r != 1)
+			break;
+	}
+	assert_int_equal(r, -EAGAIN);
+	assert_true(i >= 16 && i <= 8 * 1024 / 64);
+	bch_read_ahead_free(ra);
+
+	/* without the key, encrypted data is left to bch_read_extent() */
+	t->c->have_key = false;
+	ra2 = bch_read_ahead_new(t->c);
+	assert_non_null(ra2);
+	assert_int_equal(bch_read_extent_ahead(t->c, &e.k, 0, 100, ra2), 0);
+	assert_int_equal(bch_read_extent_ahead(t->c, &d.k, 0, 100, ra2), 1);
+	bch_read_ahead_free(ra2);
+	bch_read_ahead_free(NULL);
+
+	printbuf_exit(&err);
+	free(data);
+	free(big);
+	free(text);
+	free(comp);
+	free(enc);
+	free(out);
+	tfs_free(t);
+}
+
 /* Hostile values: invalid entries, huge sizes, garbage. Never crash. */
 static void test_hostile(void **state)
 {
@@ -696,6 +858,7 @@ int main(void)
 		cmocka_unit_test(test_compressed),
 		cmocka_unit_test(test_encrypted_vector),
 		cmocka_unit_test(test_encrypted_compressed),
+		cmocka_unit_test(test_read_ahead),
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_acl),
 		cmocka_unit_test(test_xattr_names),
