@@ -243,6 +243,27 @@ int bch_lookup_path(struct bch_fs *c, const char *path, uint64_t *inum,
 	return 0;
 }
 
+/*
+ * The end of a walk over the keys of one inode (readdir, listxattr):
+ * node problems of @iter (noted in @ierr) go to @err and count as bad
+ * entries; with none, @ierr's notes go to @err only when the walk failed.
+ * Frees @iter and @ierr; returns @ret.
+ */
+static int walk_end(struct btree_iter *iter, struct printbuf *ierr, struct printbuf *err,
+		    unsigned long *nr_bad, int ret)
+{
+	if (iter->nr_errors) {
+		pr_str(err, printbuf_str(ierr));
+		if (nr_bad)
+			*nr_bad += iter->nr_errors;
+	} else if (ret < 0 && ierr->pos) {
+		pr_str(err, printbuf_str(ierr));
+	}
+	bch_btree_iter_exit(iter);
+	printbuf_exit(ierr);
+	return ret;
+}
+
 int bch_readdir(struct bch_fs *c, uint64_t dir_inum, uint64_t cookie,
 		bch_readdir_fn fn, void *arg, unsigned long *nr_bad,
 		struct printbuf *err)
@@ -273,16 +294,7 @@ int bch_readdir(struct bch_fs *c, uint64_t dir_inum, uint64_t cookie,
 		if (ret)
 			break;
 	}
-	if (iter.nr_errors) {
-		pr_str(err, printbuf_str(&ierr));
-		if (nr_bad)
-			*nr_bad += iter.nr_errors;
-	} else if (ret < 0 && ierr.pos) {
-		pr_str(err, printbuf_str(&ierr));
-	}
-	bch_btree_iter_exit(&iter);
-	printbuf_exit(&ierr);
-	return ret;
+	return walk_end(&iter, &ierr, err, nr_bad, ret);
 }
 
 /* ---- file data ---- */
@@ -868,16 +880,7 @@ int bch_xattr_list(struct bch_fs *c, uint64_t inum, bch_xattr_fn fn, void *arg,
 		if (ret)
 			break;
 	}
-	if (iter.nr_errors) {
-		pr_str(err, printbuf_str(&ierr));
-		if (nr_bad)
-			*nr_bad += iter.nr_errors;
-	} else if (ret < 0 && ierr.pos) {
-		pr_str(err, printbuf_str(&ierr));
-	}
-	bch_btree_iter_exit(&iter);
-	printbuf_exit(&ierr);
-	return ret;
+	return walk_end(&iter, &ierr, err, nr_bad, ret);
 }
 
 struct xattr_want {
