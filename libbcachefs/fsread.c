@@ -142,15 +142,60 @@ out:
 	return ret;
 }
 
+/*
+ * Linear probing in hash table @btree of inode @inum from offset @want:
+ * the key @match() takes (it keeps what it needs of it), up to the first
+ * empty slot. 0 found, -ENOENT not there, or the iterator's error (with
+ * its notes in @ierr).
+ */
+static int hash_probe(struct bch_fs *c, unsigned btree, uint64_t inum, uint64_t want,
+		      bool (*match)(void *arg, const struct bkey_ref *k), void *arg,
+		      struct printbuf *ierr)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	bch_btree_iter_init(&iter, c, btree, POS_H(inum, want), ierr);
+	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+		/* an empty slot (no key at the next offset) ends the probe */
+		if (k->k.p.inode != inum || k->k.p.offset != want)
+			break;
+		if (match(arg, k))
+			goto out;
+		if (want == UINT64_MAX)
+			break;
+		want++;
+		bch_btree_iter_advance(&iter);
+	}
+	if (!ret)
+		ret = -ENOENT;
+out:
+	bch_btree_iter_exit(&iter);
+	return ret;
+}
+
+struct dirent_match {
+	const char		*name;
+	size_t			len;
+	struct bch_dirent_h	d;
+};
+
+static bool dirent_match(void *arg, const struct bkey_ref *k)
+{
+	struct dirent_match *m = arg;
+
+	return k->k.type == BCH_DIRENT && !bch_dirent_decode(k, &m->d) &&
+		m->d.name_len == m->len && !memcmp(m->d.name, m->name, m->len);
+}
+
 int bch_lookup(struct bch_fs *c, const struct bch_inode_unpacked *dir,
 	       const char *name, size_t len, unsigned flags,
 	       uint64_t *inum, unsigned *d_type, struct printbuf *err)
 {
 	struct printbuf ierr = PRINTBUF;
+	struct dirent_match m;
 	struct bch_hash_info h;
-	struct btree_iter iter;
-	struct bkey_ref *k;
-	uint64_t want;
 	int ret;
 
 	if (!inode_is_dir(dir))
@@ -166,32 +211,17 @@ int bch_lookup(struct bch_fs *c, const struct bch_inode_unpacked *dir,
 		       dir->bi_inum, bch_inode_str_hash(dir));
 		goto scan;
 	}
-	want = bch_dirent_hash(&h, name, len);
-
-	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir->bi_inum, want), &ierr);
-	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-		struct bch_dirent_h d;
-
-		/* an empty slot (no key at the next offset) ends the probe */
-		if (k->k.p.inode != dir->bi_inum || k->k.p.offset != want)
-			break;
-		if (k->k.type == BCH_DIRENT && !bch_dirent_decode(k, &d) &&
-		    d.name_len == len && !memcmp(d.name, name, len)) {
-			*inum = d.d_inum;
-			if (d_type)
-				*d_type = d.d_type;
-			bch_btree_iter_exit(&iter);
-			goto out;
-		}
-		if (want == UINT64_MAX)
-			break;
-		want++;
-		bch_btree_iter_advance(&iter);
+	m.name = name;
+	m.len = len;
+	ret = hash_probe(c, BTREE_ID_DIRENTS, dir->bi_inum, bch_dirent_hash(&h, name, len),
+			 dirent_match, &m, &ierr);
+	if (!ret) {
+		*inum = m.d.d_inum;
+		if (d_type)
+			*d_type = m.d.d_type;
 	}
-	bch_btree_iter_exit(&iter);
-	if (ret)
+	if (ret != -ENOENT)
 		goto out;
-	ret = -ENOENT;
 scan:
 	if (flags & BCH_LOOKUP_SCAN)
 		ret = lookup_scan(c, dir->bi_inum, name, len, inum, d_type, &ierr);
@@ -917,6 +947,16 @@ static int xattr_want_fn(void *arg, unsigned x_type, const char *name,
 	return 1;
 }
 
+static bool xattr_match(void *arg, const struct bkey_ref *k)
+{
+	struct xattr_want *w = arg;
+	struct bch_xattr_h x;
+
+	if (k->k.type != BCH_XATTR || bch_xattr_decode(k, &x))
+		return false;
+	return xattr_want_fn(w, x.x_type, (const char *)x.name, x.name_len, x.val, x.val_len);
+}
+
 ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		      const char *full_name, void *buf, size_t size,
 		      struct printbuf *err)
@@ -924,9 +964,6 @@ ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 	struct printbuf ierr = PRINTBUF;
 	struct xattr_want w = { .buf = buf, .size = size, .ret = -ENODATA };
 	struct bch_hash_info h;
-	struct btree_iter iter;
-	struct bkey_ref *k;
-	uint64_t want;
 	int ret;
 
 	ret = bch_xattr_parse_name(full_name, &w.type, &w.name, &w.name_len);
@@ -936,28 +973,12 @@ ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		return -ENODATA;
 
 	if (!hash_info(inode, &h)) {
-		want = bch_xattr_hash(&h, w.type, w.name, w.name_len);
-		bch_btree_iter_init(&iter, c, BTREE_ID_XATTRS, POS_H(inode->bi_inum, want), &ierr);
-		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-			struct bch_xattr_h x;
-
-			if (k->k.p.inode != inode->bi_inum || k->k.p.offset != want)
-				break;
-			if (k->k.type == BCH_XATTR && !bch_xattr_decode(k, &x) &&
-			    x.x_type == w.type && x.name_len == w.name_len &&
-			    !memcmp(x.name, w.name, w.name_len)) {
-				w.ret = xattr_copy_out(x.x_type, x.val, x.val_len, buf, size);
-				bch_btree_iter_exit(&iter);
-				goto out;
-			}
-			if (want == UINT64_MAX)
-				break;
-			want++;
-			bch_btree_iter_advance(&iter);
-		}
-		bch_btree_iter_exit(&iter);
-		if (ret) {
-			w.ret = ret;
+		ret = hash_probe(c, BTREE_ID_XATTRS, inode->bi_inum,
+				 bch_xattr_hash(&h, w.type, w.name, w.name_len),
+				 xattr_match, &w, &ierr);
+		if (ret != -ENOENT) {
+			if (ret)
+				w.ret = ret;
 			goto out;
 		}
 	}
