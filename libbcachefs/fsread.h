@@ -154,11 +154,11 @@ ssize_t bch_file_read(struct bch_file *f, uint64_t offset, void *buf, size_t len
 
 /*
  * A read for a reply made without copying (FUSE): like bch_file_read(),
- * but data that the worker of @ra read and verified ahead
+ * but data that the worker of @ra read, verified and decoded ahead
  * (bch_read_extent_locate()) is not copied into @buf; *@segs describes the
  * result in file order: pieces in @buf (mem NULL: at file offset -
- * @offset, as bch_file_read() would put them; holes, encoded data, data
- * not read ahead) and pieces in the worker's buffers (valid until the
+ * @offset, as bch_file_read() would put them; holes, and data not read
+ * ahead) and pieces in the worker's buffers (valid until the
  * next bch_file_read_ahead()). Adjacent pieces are merged. @segs->v is
  * grown as needed (free() it). @ra may be NULL: everything is in @buf.
  */

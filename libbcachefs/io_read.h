@@ -95,9 +95,9 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 /*
  * Reading ahead of a sequential reader (the FUSE mount): a worker thread
  * reads the stored regions of the extents queued with
- * bch_read_extent_ahead() into buffers of its own and verifies their
- * checksums there, so that bch_read_extent_locate() finds the data of the
- * next reads read and verified, in memory: the reply is made from those
+ * bch_read_extent_ahead() into buffers of its own and verifies (and
+ * decodes) them there, so that bch_read_extent_locate() finds the data of
+ * the next reads read and verified, in memory: the reply is made from those
  * buffers, with no copy by the reader. The data handed out is the data
  * that was verified.
  *

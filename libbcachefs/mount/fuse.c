@@ -507,8 +507,8 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 /*
  * The reply points at its pieces (the worker's buffers, where the data was
- * verified, and rbuf: holes, encoded data, data not read ahead), and the
- * kernel copies them once, into the reader's buffer.
+ * verified and decoded, and rbuf: holes, and data not read ahead), and
+ * the kernel copies them once, into the reader's buffer.
  */
 static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
