@@ -52,3 +52,44 @@ printf '%-40s %10s\n' "dd from the image file, cached (baseline)" "$r"
 printf '%-40s %10s  (%s%% of raw; target >= 50%%)\n' "dd through bcachefs mount" "$f" \
 	"$(awk -v a="$f" -v b="$r" 'BEGIN { printf "%.0f", 100 * a / b }')"
 rm -f "$work/fs.img"
+
+# A compressible text file stored zstd-compressed: through the mount with
+# the worker reading and decoding ahead (the default), and without it
+# (-o noread_ahead: each read decodes in the request's own thread).
+tmb=${BENCH_TEXT_MB:-256}
+python3 -c 'import sys
+n = int(sys.argv[1]) << 20
+with open(sys.argv[2], "w") as f:
+    i = 0
+    while f.tell() < n:
+        f.write("line %d of a compressible file, word %d\n" % (i, i * 7919 % 100003)); i += 1
+    f.truncate(n)' "$tmb" "$work/src/text" || exit 0
+truncate -s $((tmb + 512))M "$work/fs.img"
+"$bin" format -q -f --compression_type=zstd --source="$work/src" "$work/fs.img" > "$work/format.log" 2>&1 ||
+	{ echo "format --source --compression_type=zstd failed: $(head -n 1 "$work/format.log")"; exit 1; }
+rm -f "$work/src/text"
+cat "$work/fs.img" > /dev/null
+ahead=0 self=0
+for r in $(seq "$runs"); do
+	for o in "" noread_ahead; do
+		"$bin" mount ${o:+-o $o} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
+		t0=$(date +%s%N)
+		dd if="$work/mnt/text" of=/dev/null bs=1M status=none
+		t=$(( $(date +%s%N) - t0 ))
+		fusermount3 -u "$work/mnt"
+		if [ -n "$o" ]; then
+			[ $self = 0 ] || [ $t -lt $self ] && self=$t
+		else
+			[ $ahead = 0 ] || [ $t -lt $ahead ] && ahead=$t
+		fi
+	done
+done
+bytes=$((tmb * 1048576))
+printf '%-40s %10s
+' "read ${tmb} MiB of zstd text (best of $runs)" "MB/s"
+printf '%-40s %10s
+' "mount -o noread_ahead (baseline)" "$(mbps $bytes $self)"
+printf '%-40s %10s  (%sx)
+' "mount, decoded ahead by the worker" "$(mbps $bytes $ahead)" \
+	"$(awk -v a="$self" -v b="$ahead" 'BEGIN { printf "%.2f", a / b }')"
+rm -f "$work/fs.img"
