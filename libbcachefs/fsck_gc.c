@@ -489,14 +489,16 @@ static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struc
 			 : "\n(deleting the extent: it has no other pointer)";
 
 #define WHAT()	(what ?: (what = key_text(gc, btree_id, level, k)))
-#define DROP(_p)	do {						\
+/* pointer i is dropped (PTR_DROP) or takes a gen: its node is rewritten */
+#define FIX(_v, _p)	do {						\
 		if (level)						\
 			rewrite = true;					\
 		else							\
-			fix[i] = PTR_DROP;				\
+			fix[i] = (_v);					\
 		if (drop_prob == PROB_NR)				\
 			drop_prob = (_p);				\
 	} while (0)
+#define DROP(_p)	FIX(PTR_DROP, _p)
 
 	for (i = 0; i < nr; i++)
 		fix[i] = PTR_KEEP;
@@ -571,12 +573,7 @@ static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struc
 				     : "the bucket holds other live data: the pointer takes its gen",
 				     lower ? bgen : p.ptr.gen)) {
 				if (lower) {
-					if (level)
-						rewrite = true;
-					else
-						fix[i] = bgen;
-					if (drop_prob == PROB_NR)
-						drop_prob = PROB_ptr_gen_newer;
+					FIX(bgen, PROB_ptr_gen_newer);
 					*st |= B_GEN_FIXED;
 				} else if (!gc_set_gen(gc, dev, b, p.ptr.gen)) {
 					fsck_fix_failed(gc->s, PROB_ptr_gen_newer, "the filesystem is not writable");
@@ -588,12 +585,7 @@ static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struc
 		} else if (gen_after(bgen, p.ptr.gen) && (*st & B_GEN_FIXED) &&
 			   !gc_was_stale(d, b, p.ptr.gen)) {
 			/* stale only by a gen this run gave the bucket: it takes that gen too */
-			if (level)
-				rewrite = true;
-			else
-				fix[i] = bgen;
-			if (drop_prob == PROB_NR)
-				drop_prob = PROB_ptr_gen_newer;
+			FIX(bgen, PROB_ptr_gen_newer);
 		} else if (gen_after(bgen, p.ptr.gen)) {
 			/* Stale: the bucket was reused. Normal for cached data, which was given up. */
 			if (!p.ptr.cached && !level && !(*st & (B_LIVE | B_TYPE_MASK))) {
@@ -641,6 +633,7 @@ mark:
 			gc_fix_ptrs(gc, k, fix, drop_prob);
 	}
 #undef DROP
+#undef FIX
 #undef WHAT
 }
 
