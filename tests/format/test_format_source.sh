@@ -72,62 +72,6 @@ except OSError as e:
 os.utime("src/hello.txt", ns=(1500000000123456789, 1500000000987654321))
 PY
 
-# ---- compare two trees ----
-cat > compare.py <<'PY'
-import hashlib, os, stat, sys
-def walk(root):
-    out = {}
-    for d, dirs, files in os.walk(root):
-        for name in dirs + files:
-            p = os.path.join(d, name)
-            out[os.path.relpath(p, root)] = p
-    out["."] = root
-    return out
-def desc(p, links):
-    st = os.lstat(p)
-    r = {"mode": oct(st.st_mode), "uid": st.st_uid, "gid": st.st_gid}
-    if not stat.S_ISDIR(st.st_mode):
-        r["size"] = st.st_size
-        r["mtime"] = st.st_mtime_ns
-        r["nlink"] = st.st_nlink
-    if stat.S_ISREG(st.st_mode):
-        h = hashlib.sha256()
-        with open(p, "rb") as f:
-            h.update(f.read())
-        r["sha256"] = h.hexdigest()
-        r["sparse"] = st.st_blocks * 512 < st.st_size - 65536
-    if stat.S_ISLNK(st.st_mode):
-        r["target"] = os.readlink(p)
-    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
-        r["rdev"] = (os.major(st.st_rdev), os.minor(st.st_rdev))
-    try:
-        r["xattrs"] = sorted((n, os.getxattr(p, n, follow_symlinks=False))
-                             for n in os.listxattr(p, follow_symlinks=False)
-                             if not n.startswith("system."))
-    except OSError:
-        pass
-    return r
-a, b = walk(sys.argv[1]), walk(sys.argv[2])
-bad = 0
-for k in sorted(set(a) | set(b)):
-    if k == "lost+found":
-        continue
-    if k not in b:
-        print("missing in the copy:", k); bad += 1; continue
-    if k not in a:
-        print("extra in the copy:", k); bad += 1; continue
-    da, db = desc(a[k], None), desc(b[k], None)
-    if da != db:
-        bad += 1
-        if bad <= 10:
-            print("differs:", k)
-            for f in sorted(set(da) | set(db)):
-                if da.get(f) != db.get(f):
-                    print("   ", f, repr(da.get(f))[:80], "->", repr(db.get(f))[:80])
-print(len(a), "entries compared,", bad, "differences")
-sys.exit(1 if bad else 0)
-PY
-
 # run NAME NDEVS SIZE [FORMAT OPTIONS...]
 run() {
 	name=$1 ndev=$2 size=$3
@@ -159,7 +103,7 @@ run() {
 		"$BCACHEFS" list -b extents $popt $imgs 2>/dev/null | grep -a '^u64s' | grep -avq ' csum [34] ' &&
 			{ echo "FAIL $name: an extent without a MAC"; fail=1; };;
 	esac
-	if python3 compare.py src copy > cmp.out 2>&1; then
+	if python3 "$TESTDIR/tree_diff.py" src copy > cmp.out 2>&1; then
 		echo "ok   $name: $(tail -n 1 cmp.out)"
 	else
 		echo "FAIL $name: the copy differs:"; sed 's/^/    /' cmp.out; fail=1

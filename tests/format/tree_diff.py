@@ -4,13 +4,14 @@
 Every entry (except lost+found at the top of COPY) must exist in both with
 the same type, mode, owner, size, mtime (ns), link count, content
 (sha256), holes (a sparse source stays sparse), symlink target, device
-number and xattrs (user.*, trusted.*, and the POSIX ACLs
-system.posix_acl_access/default). Exit 1 and the first differences
-otherwise. --cache FILE keeps the description of SRC (made once, then
+number and xattrs (user.*, trusted.*, security.*, and the POSIX ACLs
+system.posix_acl_access/default: every namespace format --source copies).
+Exit 1 and the first differences otherwise. --cache FILE keeps the description of SRC (made once, then
 read back: for comparing one source with several copies)."""
 import hashlib, os, pickle, stat, sys
 
-XATTR_PREFIXES = ("user.", "trusted.", "system.posix_acl_access", "system.posix_acl_default")
+XATTR_PREFIXES = ("user.", "trusted.", "security.",
+                  "system.posix_acl_access", "system.posix_acl_default")
 owner = "--no-owner" not in sys.argv
 times = "--no-times" not in sys.argv
 a_root, b_root = sys.argv[1], sys.argv[2]
