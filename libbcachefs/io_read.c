@@ -10,7 +10,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "checksum.h"
 #include "compress.h"
@@ -466,7 +465,7 @@ struct bch_read_ahead {
 	pthread_mutex_t	lock;
 	pthread_cond_t	work, done;
 	bool		stop;
-	int		fd[BCH_FS_MAX_DEVS];	/* -1: not present */
+	struct bch_devio *io[BCH_FS_MAX_DEVS];	/* NULL: not present */
 	bool		have_key;
 	struct bch_key	key;		/* the master key (copy), wiped at the end */
 	uint8_t		*scratch;	/* one slot: compressed data as read */
@@ -583,20 +582,11 @@ static struct ahead_job *job_find(struct bch_read_ahead *a, const struct ahead_r
 	return j && j->state != AHEAD_FREE && region_eq(&j->r, r) ? j : NULL;
 }
 
-static bool read_all(int fd, uint8_t *buf, size_t bytes, uint64_t pos)
+/* Read sectors [@sector, + @bytes) of device @dev into @buf. */
+static bool read_all(const struct bch_read_ahead *a, unsigned dev, uint8_t *buf,
+		     size_t bytes, uint64_t sector)
 {
-	size_t done = 0;
-
-	while (done < bytes) {
-		ssize_t n = pread(fd, buf + done, bytes - done, (off_t)(pos + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		done += (size_t)n;
-	}
-	return true;
+	return !dev_pread(a->io[dev], buf, bytes, sector << BCH_SECTOR_SHIFT);
 }
 
 /*
@@ -690,10 +680,9 @@ static void *ahead_thread(void *arg)
 		for (i = 0; i < n; i++)
 			bytes += (size_t)r[i].size << BCH_SECTOR_SHIFT;
 		if (r[0].compression_type) {
-			ok[0] = read_all(a->fd[r[0].dev], a->scratch, bytes,
-					 r[0].sector << BCH_SECTOR_SHIFT) &&
+			ok[0] = read_all(a, r[0].dev, a->scratch, bytes, r[0].sector) &&
 				region_decode(a, &r[0], a->scratch, buf);
-		} else if (read_all(a->fd[r[0].dev], buf, bytes, r[0].sector << BCH_SECTOR_SHIFT)) {
+		} else if (read_all(a, r[0].dev, buf, bytes, r[0].sector)) {
 			for (i = 0; i < n; i++) {
 				uint8_t *b = buf + (size_t)i * slot_bytes;
 
@@ -703,8 +692,8 @@ static void *ahead_thread(void *arg)
 			for (i = 0; i < n; i++) {
 				uint8_t *b = buf + (size_t)i * slot_bytes;
 
-				ok[i] = read_all(a->fd[r[i].dev], b, (size_t)r[i].size << BCH_SECTOR_SHIFT,
-						 r[i].sector << BCH_SECTOR_SHIFT) &&
+				ok[i] = read_all(a, r[i].dev, b, (size_t)r[i].size << BCH_SECTOR_SHIFT,
+						 r[i].sector) &&
 					region_decode(a, &r[i], b, b);
 			}
 		}
@@ -748,11 +737,9 @@ struct bch_read_ahead *bch_read_ahead_new(struct bch_fs *c)
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->work, NULL);
 	pthread_cond_init(&a->done, NULL);
-	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
-		a->fd[i] = -1;
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
 		if (ptr_dev_present(c, i))
-			a->fd[i] = c->devs[i]->io->fd;
-	}
+			a->io[i] = c->devs[i]->io;
 	if (c->have_key) {
 		a->key = c->key;
 		a->have_key = true;
@@ -803,7 +790,7 @@ int bch_read_extent_ahead(struct bch_fs *c, const struct bkey_ref *k,
 	int ret = 0;
 
 	if (!a || !nr || sector_in_key >= k->k.size || !ahead_copy(c, k, &p) ||
-	    p.ptr.dev >= BCH_FS_MAX_DEVS || a->fd[p.ptr.dev] < 0)
+	    p.ptr.dev >= BCH_FS_MAX_DEVS || !a->io[p.ptr.dev])
 		return 0;
 	end = min_t(uint64_t, k->k.size, sector_in_key + min_t(uint64_t, nr, k->k.size));
 
