@@ -625,7 +625,7 @@ static void test_read_ahead(void **state)
 	struct bch_csum_val cs;
 	struct bch_nonce nonce;
 	struct bch_read_ahead *ra, *ra2;
-	struct tkey a, b, c, d, e, f;
+	struct tkey a, b, c, d, e, f, h;
 	unsigned long done, taken, served;
 	const void *p = NULL;
 	unsigned i;
@@ -728,6 +728,20 @@ static void test_read_ahead(void **state)
 	assert_int_equal(done, 8);
 	assert_int_equal(bch_read_extent_locate(t->c, &f.k, 0, 64, ra, &p), 64);
 	assert_memory_equal(p, big, 64 * 512);
+
+	/* hostile keys are not queued: a region larger than a buffer, one
+	 * past the end of its device */
+	make_crc(&crc, BCH_CHECKSUM_CRC64, 0, 256, 256, 0, (struct bch_csum_val){ 0 });
+	tkey_init(&h, BCH_EXTENT, 4106, 256, 256);
+	add_crc(&h, &crc);
+	add_ptr(&h, 0, 0, 0, false);
+	assert_int_equal(bch_read_extent_ahead(t->c, &h.k, 0, 256, ra), 0);
+	assert_int_equal(bch_read_extent_locate(t->c, &h.k, 0, 128, ra, &p), 0);
+	tkey_init(&h, BCH_EXTENT, 4107, 64, 64);
+	add_ptr(&h, 0, DEV_SECTORS - 10, 0, false);
+	assert_int_equal(bch_read_extent_ahead(t->c, &h.k, 0, 64, ra), 0);
+	bch_read_ahead_stats(ra, &done, &taken, &served);
+	assert_int_equal(done, 8);
 
 	/* a full queue: -EAGAIN, before the buffers run out */
 	bch_read_ahead_restart(ra);
