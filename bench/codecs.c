@@ -442,7 +442,8 @@ int main(int argc, char **argv)
 	printf("%-34s %10s  %s\n", "---------", "----", "-----");
 
 	if (crc32c_hw_available())
-		run("crc32c (sse4.2)", b_crc32c_hw, NULL);
+		run("crc32c (sse4.2)", b_crc32c_hw,
+		    crc32c_fold_available() ? "runs >= 1 KiB folded with vpclmulqdq" : NULL);
 	else if (selected("crc32c (sse4.2)"))
 		printf("%-34s %10s  %s\n", "crc32c (sse4.2)", "n/a",
 		       "no SSE4.2 on this CPU/build");

@@ -30,6 +30,8 @@
 /* Block sizes of the 3-way interleaved hardware CRC-32C. */
 #define CRC32C_LONG	8192
 #define CRC32C_SHORT	256
+/* Shortest run folded with VPCLMULQDQ (shorter: the crc32 instruction). */
+#define CRC32C_FOLD_MIN	1024
 /* Block sizes of the 3-way interleaved CRC-64. */
 #define CRC64_LONG	1024
 #define CRC64_SHORT	256
@@ -44,8 +46,12 @@ static uint64_t crc64_short_shift[8][256];	/* multiply by x^(8*SHORT) */
 static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
 static bool have_hw;		/* SSE4.2 crc32 */
 static bool have_clmul;		/* PCLMULQDQ + SSSE3 */
+static bool have_vclmul;	/* VPCLMULQDQ + AVX-512F (and SSE4.2) */
 static bool force_sw;
 static uint64_t crc64_fold_k[8];	/* x^(64 * (i + 2)) mod P, i = 0..7 */
+/* CRC-32C folding constants (see crc32c_fold_bulk()), for distances of
+ * 256, 192, 128, 64, 48, 32 and 16 bytes */
+static uint64_t crc32c_fold_k[7][2];
 
 /* ---- little helpers ---------------------------------------------------- */
 
@@ -103,6 +109,19 @@ static uint32_t crc32c_mulmod(uint32_t a, uint32_t b)
 static uint32_t crc32c_x8n(uint64_t n)
 {
 	uint32_t r = 1U << 31, sq = 1U << (31 - 8);
+
+	for (; n; n >>= 1) {
+		if (n & 1)
+			r = crc32c_mulmod(r, sq);
+		sq = crc32c_mulmod(sq, sq);
+	}
+	return r;
+}
+
+/* x^n mod P, reflected. */
+static uint32_t crc32c_xn(uint64_t n)
+{
+	uint32_t r = 1U << 31, sq = 1U << 30;
 
 	for (; n; n >>= 1) {
 		if (n & 1)
@@ -199,7 +218,18 @@ static void tables_init(void)
 	have_hw = __builtin_cpu_supports("sse4.2");
 	have_clmul = __builtin_cpu_supports("pclmul") &&
 		__builtin_cpu_supports("ssse3");
+	have_vclmul = have_hw && __builtin_cpu_supports("avx512f") &&
+		__builtin_cpu_supports("vpclmulqdq");
 #endif
+	static const unsigned fold_bytes[7] = { 256, 192, 128, 64, 48, 32, 16 };
+
+	for (unsigned i = 0; i < 7; i++) {
+		/* for the 8 bytes that come first in a 16 byte lane (the high
+		 * powers), and for the 8 after them; one power less, as the
+		 * carry-less product of two reflected operands is one bit short */
+		crc32c_fold_k[i][0] = (uint64_t) crc32c_xn(8 * fold_bytes[i] + 63) << 32;
+		crc32c_fold_k[i][1] = (uint64_t) crc32c_xn(8 * fold_bytes[i] - 1) << 32;
+	}
 	for (unsigned i = 0; i < 8; i++)
 		crc64_fold_k[i] = crc64_x8n(8 * (i + 2));
 }
@@ -311,6 +341,83 @@ static uint32_t crc32c_hw_impl(uint32_t crc32, const unsigned char *p, size_t le
 		crc = _mm_crc32_u8(crc, *p++);
 	return crc;
 }
+
+/*
+ * Folding with carry-less multiplies, 256 bytes a step: 16 lanes of 16
+ * bytes (four 512-bit registers) each hold a polynomial congruent, mod P,
+ * to the data read so far in that lane's column. A lane moves forward by
+ * D bytes as lo * (x^(8D+64) mod P) + hi * (x^(8D) mod P), where lo is
+ * its first 8 bytes (the higher powers, in reflected order): both
+ * products fit in 128 bits. At the end the lanes fold into the last one,
+ * whose 16 bytes have the CRC of everything before them; the crc32
+ * instruction finishes it. The running CRC enters by xor into the first 4
+ * bytes. Returns the CRC of the first (len / 256) * 256 bytes (len >= 256).
+ */
+__attribute__((target("sse4.2,avx512f,vpclmulqdq")))
+static inline __m512i fold512(__m512i x, __m512i k, __m512i data)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+					 _mm512_clmulepi64_epi128(x, k, 0x11), data, 0x96);
+}
+
+__attribute__((target("sse4.2,avx512f,vpclmulqdq")))
+static uint32_t crc32c_fold_bulk(uint32_t crc, const unsigned char *p, size_t len)
+{
+#define K512(i) _mm512_broadcast_i32x4(_mm_set_epi64x((long long) crc32c_fold_k[i][1], \
+						       (long long) crc32c_fold_k[i][0]))
+	const __m512i k256 = K512(0);
+	__m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(p),
+				      _mm512_castsi128_si512(_mm_cvtsi32_si128((int) crc)));
+	__m512i x1 = _mm512_loadu_si512(p + 64);
+	__m512i x2 = _mm512_loadu_si512(p + 128);
+	__m512i x3 = _mm512_loadu_si512(p + 192);
+	__m512i lanes;
+	__m128i x;
+	uint64_t c;
+
+	for (p += 256, len -= 256; len >= 256; p += 256, len -= 256) {
+		x0 = fold512(x0, k256, _mm512_loadu_si512(p));
+		x1 = fold512(x1, k256, _mm512_loadu_si512(p + 64));
+		x2 = fold512(x2, k256, _mm512_loadu_si512(p + 128));
+		x3 = fold512(x3, k256, _mm512_loadu_si512(p + 192));
+	}
+	/* the four registers into the last one */
+	x3 = fold512(x0, K512(1), x3);
+	x3 = fold512(x1, K512(2), x3);
+	x3 = fold512(x2, K512(3), x3);
+	/* its four lanes into its last one (which moves by 0: constants 0) */
+	lanes = _mm512_inserti32x4(_mm512_setzero_si512(),
+				   _mm_set_epi64x((long long) crc32c_fold_k[4][1],
+						  (long long) crc32c_fold_k[4][0]), 0);
+	lanes = _mm512_inserti32x4(lanes, _mm_set_epi64x((long long) crc32c_fold_k[5][1],
+							 (long long) crc32c_fold_k[5][0]), 1);
+	lanes = _mm512_inserti32x4(lanes, _mm_set_epi64x((long long) crc32c_fold_k[6][1],
+							 (long long) crc32c_fold_k[6][0]), 2);
+	lanes = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x3, lanes, 0x00),
+					  _mm512_clmulepi64_epi128(x3, lanes, 0x11),
+					  _mm512_maskz_mov_epi64(0xc0, x3), 0x96);
+	x = _mm_xor_si128(_mm_xor_si128(_mm512_castsi512_si128(lanes),
+					_mm512_extracti32x4_epi32(lanes, 1)),
+			  _mm_xor_si128(_mm512_extracti32x4_epi32(lanes, 2),
+					_mm512_extracti32x4_epi32(lanes, 3)));
+	c = _mm_crc32_u64(0, (uint64_t) _mm_cvtsi128_si64(x));
+	c = _mm_crc32_u64(c, (uint64_t) _mm_extract_epi64(x, 1));
+	return (uint32_t) c;
+#undef K512
+}
+
+/* The best hardware path: folding for long runs, then the crc32 instruction. */
+static uint32_t crc32c_hw_best(uint32_t crc, const unsigned char *p, size_t len)
+{
+	if (have_vclmul && len >= CRC32C_FOLD_MIN) {
+		size_t bulk = len & ~(size_t) 255;
+
+		crc = crc32c_fold_bulk(crc, p, bulk);
+		p += bulk;
+		len -= bulk;
+	}
+	return crc32c_hw_impl(crc, p, len);
+}
 #endif
 
 uint32_t crc32c_sw(uint32_t crc, const void *p, size_t len)
@@ -324,7 +431,7 @@ uint32_t crc32c_hw(uint32_t crc, const void *p, size_t len)
 	tables_get();
 #if CRC_HAVE_X86
 	if (have_hw)
-		return crc32c_hw_impl(crc, p, len);
+		return crc32c_hw_best(crc, p, len);
 #endif
 	return crc32c_sw_impl(crc, p, len);
 }
@@ -333,6 +440,12 @@ bool crc32c_hw_available(void)
 {
 	tables_get();
 	return have_hw;
+}
+
+bool crc32c_fold_available(void)
+{
+	tables_get();
+	return have_vclmul;
 }
 
 bool crc64_hw_available(void)
@@ -351,7 +464,7 @@ uint32_t crc32c(uint32_t crc, const void *p, size_t len)
 	tables_get();
 #if CRC_HAVE_X86
 	if (have_hw && !__atomic_load_n(&force_sw, __ATOMIC_RELAXED))
-		return crc32c_hw_impl(crc, p, len);
+		return crc32c_hw_best(crc, p, len);
 #endif
 	return crc32c_sw_impl(crc, p, len);
 }

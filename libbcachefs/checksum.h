@@ -45,17 +45,23 @@ struct bch_key;			/* format.h: the 32 key bytes (4 x le64) */
 
 /*
  * Each CRC has a hardware path chosen at run time (x86-64: SSE4.2 crc32 for
- * CRC-32C, PCLMULQDQ folding for CRC-64) and a portable table-driven one.
+ * CRC-32C, with VPCLMULQDQ folding of runs of 1 KiB and more where the CPU
+ * has it and AVX-512; PCLMULQDQ folding for CRC-64) and a portable
+ * table-driven one.
  */
 
-/* Raw CRC-32C update (no inversion); dispatches to SSE4.2 when available. */
+/* Raw CRC-32C update (no inversion); dispatches to the hardware path when
+ * available. */
 uint32_t crc32c(uint32_t crc, const void *p, size_t len);
 /* The portable slicing-by-8 implementation, always. */
 uint32_t crc32c_sw(uint32_t crc, const void *p, size_t len);
-/* The SSE4.2 implementation; falls back to crc32c_sw() when not available. */
+/* The hardware path (SSE4.2, folding where available); falls back to
+ * crc32c_sw() when not available. */
 uint32_t crc32c_hw(uint32_t crc, const void *p, size_t len);
 /* Does this CPU (and build) have the SSE4.2 path? */
 bool crc32c_hw_available(void);
+/* Does it also fold long runs with VPCLMULQDQ? */
+bool crc32c_fold_available(void);
 /* Make crc32c() and crc64() use the portable paths (true) or the best
  * ones (false). For tests and benchmarks. */
 void crc_force_sw(bool force);

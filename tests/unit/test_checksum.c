@@ -347,6 +347,17 @@ static void test_crc32c_hw_vs_sw(void **state)
 				 crc32c_sw(init, buf + off, len));
 	}
 
+	/* the folding path (runs of 1024 bytes and more, where the CPU has
+	 * VPCLMULQDQ): every alignment, lengths across its 256 byte steps */
+	for (size_t off = 0; off < 64; off++)
+		for (size_t len = 1024 - 8; len < 1024 + 520; len += 7) {
+			uint32_t init = (uint32_t) rnd64();
+
+			assert_int_equal(crc32c_hw(init, buf + off, len),
+					 crc32c_sw(init, buf + off, len));
+		}
+	assert_int_equal(crc32c_hw(0x12345678, buf, max), crc32c_sw(0x12345678, buf, max));
+
 	/* forcing the fallback */
 	crc_force_sw(true);
 	assert_int_equal(crc32c(0, buf, 100000 < max ? 100000 : max),
