@@ -1,8 +1,10 @@
 # Convergence of fsck -y on randomly damaged images (issue 5, done-means 3).
 #
-# A generated tree (dirs, a few hundred files with data, symlinks,
-# hardlinks, xattrs) is put in a 16 MiB image by `format --source` (8k
-# btree nodes, so each btree has several nodes). For each seed,
+# The image: tests/fsck/converge-orig.img.zst, a fixed 16 MiB image made by
+# `format --source` (8k btree nodes, so each btree has several nodes) of a
+# generated tree (dirs, a few hundred files with data, symlinks, hardlinks,
+# xattrs; tests/fsck/damage_tree.py converge, a fixed-seed generator); how
+# to regenerate it: tests/fsck/make-damage-images.sh. For each seed,
 # build/tests/damage (tests/fsck/damage.c) overwrites a few random bytes in
 # the key area of one bset of one random btree node of a copy and
 # recomputes the bset checksum, so the damage reaches the key checks. Then:
@@ -12,28 +14,37 @@
 #   - a run crashes (exit >= 128, sanitizers included) or hangs (timeout),
 #   - fsck -y exits with the operational-error bit (8) without clearly
 #     refusing (a message saying it refuses / cannot repair),
-#   - `damage check` finds a regular file of the original, outside the
-#     damaged node's key range, missing or changed in the repaired image.
+#   - `damage check` finds a regular file of the original image, outside
+#     the damaged node's key range, missing or changed in the repaired image.
 # A summary is printed: seeds, converged in 1 run, in 2 runs, not converged
 # (seed and first message of each), crashes, hangs, lost files.
 #
-# The image is made anew on every run (format picks hash seeds and times),
-# so a seed number only reproduces the same damage on the same image: the
-# original image and every failing damaged image (before repair) are kept,
-# zstd-compressed, in $WORK/failures/ (the runner keeps $WORK on failure):
-#   zstd -d orig.img.zst; zstd -d seed-N.img.zst   # the damaged image
-#   bcachefs fsck -y seed-N.img; bcachefs fsck -n seed-N.img
-#   build/tests/damage orig.img 17   # the same damage again on orig.img
+# The image is fixed, so seed N is the same damage on every run and every
+# machine: a failing seed (here 17) reproduces with
+#   zstd -d tests/fsck/converge-orig.img.zst -o orig.img; cp orig.img t.img
+#   build/tests/damage t.img 17        # last line: RANGE BTREE MIN MAX
+#   bcachefs fsck -y t.img; bcachefs fsck -n t.img
+#   build/tests/damage check orig.img t.img BTREE MIN MAX
+# (fsck itself still picks random hash seeds for a directory it recreates,
+# and times). The original image and every failing damaged image (before
+# repair) are also kept, zstd-compressed, in $WORK/failures/ (the runner
+# keeps $WORK on failure): orig.img.zst, seed-N.img.zst, seed-N.log; and
+# $WORK/outcomes.txt has one line per seed (a checksum of the damage, the
+# exit codes of the fsck runs, the outcome): two runs of the same binary
+# give the same file (diff them to check).
 #
 # Knobs: CONVERGE_SEEDS (default 500, TEST_QUICK: 50), CONVERGE_FIRST
 # (first seed, default 1), CONVERGE_TIMEOUT (seconds per run, default 20),
-# CONVERGE_XFAIL=0 to make the expected failures (below) fail too.
+# CONVERGE_XFAIL=0 to make the expected failures (below) fail too,
+# CONVERGE_NEW_IMAGE=1 to damage a freshly formatted image of the same tree
+# instead of the fixture (random UUID, hash seeds and times: other bytes
+# damaged for the same seeds; exploratory runs only, keep orig.img.zst of a
+# failure to reproduce it).
 set -u
 . "$(dirname "$0")/../lib.sh"
 
 test_tool damage
 DAMAGE=${DAMAGE:-$TOOL}
-command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
 
 if [ -n "${TEST_QUICK:-}" ]; then nseeds=${CONVERGE_SEEDS:-50}; else nseeds=${CONVERGE_SEEDS:-500}; fi
 first=${CONVERGE_FIRST:-1}
@@ -54,52 +65,30 @@ trap 'rm -rf "$scratch"' EXIT
 trap 'exit 1' HUP INT PIPE TERM
 mkdir -p "$WORK/failures"
 
-# ---- the source tree and the image ----
-python3 - "$WORK/src" <<'PY'
-import os, sys, random
-root = sys.argv[1]; r = random.Random(12345)
-os.makedirs(root, exist_ok=True)
-dirs = [root]
-for i in range(40):
-    d = os.path.join(r.choice(dirs), "d%02d" % i); os.mkdir(d); dirs.append(d)
-files = []
-for i in range(300):
-    f = os.path.join(r.choice(dirs), "f%03d" % i)
-    k = r.random()
-    n = 0 if k < 0.2 else r.randint(1, 600) if k < 0.6 else r.randint(600, 5000) if k < 0.9 else r.randint(5000, 70000)
-    with open(f, "wb") as fh:
-        fh.write(bytes(r.getrandbits(8) for _ in range(min(n, 256))) * (n // 256 + 1))
-        fh.truncate(n)
-    files.append(f)
-    if r.random() < 0.15:
-        try: os.setxattr(f, "user.t%d" % i, b"v" * r.randint(1, 60))
-        except OSError: pass
-for i in range(40):
-    t = os.path.relpath(r.choice(files), root) if i % 2 else "/x/" + "y" * r.randint(1, 100)
-    os.symlink(t, os.path.join(r.choice(dirs), "l%02d" % i))
-for i in range(30):
-    os.link(r.choice(files), os.path.join(r.choice(dirs), "h%02d" % i))
-for d in dirs[1:10]:
-    try: os.setxattr(d, "user.dir", b"x" * 20)
-    except OSError: pass
-for dp, dn, fn in os.walk(root, topdown=False):
-    for n in fn + dn:
-        os.utime(os.path.join(dp, n), (1500000000, 1500000000), follow_symlinks=False)
-PY
-[ $? = 0 ] || fail "cannot generate the source tree"
-
+# ---- the image ----
 orig=$scratch/orig.img
-truncate -s 16M "$orig"
-"$BCACHEFS" format -q -f --btree_node_size=8k --source="$WORK/src" "$orig" > "$WORK/format.out" 2>&1 ||
-	{ cat "$WORK/format.out"; fail "format --source failed"; }
-"$BCACHEFS" fsck -n "$orig" > "$WORK/orig.fsck" 2>&1 || { cat "$WORK/orig.fsck"; fail "the fresh image is not clean"; }
+if [ "${CONVERGE_NEW_IMAGE:-0}" = 1 ]; then
+	command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
+	sh "$TESTDIR/make-damage-images.sh" --image converge "$orig" > "$WORK/format.out" 2>&1 ||
+		{ cat "$WORK/format.out"; fail "cannot make a fresh image"; }
+	what="a fresh image (CONVERGE_NEW_IMAGE=1)"
+else
+	zstd -qdf --sparse "$TESTDIR/converge-orig.img.zst" -o "$orig" || fail "cannot decompress converge-orig.img.zst"
+	what="tests/fsck/converge-orig.img.zst"
+fi
+"$BCACHEFS" fsck -n "$orig" > "$WORK/orig.fsck" 2>&1 || { cat "$WORK/orig.fsck"; fail "the original image is not clean"; }
 zstd -q -1 "$orig" -o "$WORK/failures/orig.img.zst"
-echo "image: $(find "$WORK/src" | wc -l) source entries; $nseeds seeds from $first"
+echo "image: $what, $(sha256sum < "$orig" | cut -c1-16); $nseeds seeds from $first"
 
 # ---- the seeds ----
 n1=0 n2=0 nnot=0 ncrash=0 nhang=0 nop=0 nlost=0 nskip=0 nrefused=0 nxfail=0 nseen=0
 failures=$WORK/failures.txt
 : > "$failures"
+# one line per seed (kept with $WORK): the damage (cksum of the damage
+# tool's report), the exit codes of the runs, the outcome, damage check's
+# exit code; to compare two runs of the test
+outcomes=$WORK/outcomes.txt
+: > "$outcomes"
 img=$scratch/t.img
 t0=$(date +%s)
 
@@ -130,7 +119,10 @@ while [ "$seed" -le "$last" ]; do
 	cp --sparse=always "$orig" "$img"
 	"$DAMAGE" "$img" "$seed" > "$scratch/damage.out" 2>&1
 	rc=$?
-	if [ $rc = 77 ]; then nskip=$((nskip + 1)); seed=$((seed + 1)); continue; fi
+	if [ $rc = 77 ]; then
+		nskip=$((nskip + 1)); echo "seed $seed: skipped" >> "$outcomes"
+		seed=$((seed + 1)); continue
+	fi
 	[ $rc = 0 ] || { cat "$scratch/damage.out"; fail "damage tool failed on seed $seed ($rc)"; }
 	cp --sparse=always "$img" "$scratch/damaged.img"
 	nseen=$((nseen + 1))
@@ -138,26 +130,28 @@ while [ "$seed" -le "$last" ]; do
 	set -- $(grep '^RANGE ' "$scratch/damage.out")
 	range="$2 $3 $4"
 
-	conv=0 bad=""
+	conv=0 bad="" codes=""
 	for run in 1 2; do
 		timeout "$tmo" "$BCACHEFS" fsck -y "$img" > "$scratch/y.out" 2>&1
 		rc=$?
+		codes="$codes y$run=$rc"
 		{ echo "--- fsck -y run $run: exit $rc"; cat "$scratch/y.out"; } >> "$scratch/log"
 		if [ $rc = 124 ]; then bad=hang; msg="fsck -y run $run: no end after ${tmo}s"; break; fi
-		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -y run $run: exit $rc: $(grep -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/y.out")"; break; fi
+		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -y run $run: exit $rc: $(grep -a -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/y.out")"; break; fi
 		if [ $((rc & 8)) != 0 ]; then
-			if grep -Eqi 'refus|cannot (be )?repair|not repairable|will not repair' "$scratch/y.out"; then
-				bad=refused; msg=$(grep -m1 -Ei 'refus|cannot (be )?repair|not repairable|will not repair' "$scratch/y.out")
+			if grep -aEqi 'refus|cannot (be )?repair|not repairable|will not repair' "$scratch/y.out"; then
+				bad=refused; msg=$(grep -a -m1 -Ei 'refus|cannot (be )?repair|not repairable|will not repair' "$scratch/y.out")
 			else
-				bad=opfail; msg="fsck -y run $run: exit $rc: $(grep -v '^  ' "$scratch/y.out" | head -n 1)"
+				bad=opfail; msg="fsck -y run $run: exit $rc: $(grep -a -v '^  ' "$scratch/y.out" | head -n 1)"
 			fi
 			break
 		fi
 		timeout "$tmo" "$BCACHEFS" fsck -n "$img" > "$scratch/n.out" 2>&1
 		rc=$?
+		codes="$codes n$run=$rc"
 		{ echo "--- fsck -n after run $run: exit $rc"; cat "$scratch/n.out"; } >> "$scratch/log"
 		if [ $rc = 124 ]; then bad=hang; msg="fsck -n after run $run: no end after ${tmo}s"; break; fi
-		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -n after run $run: exit $rc: $(grep -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/n.out")"; break; fi
+		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -n after run $run: exit $rc: $(grep -a -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/n.out")"; break; fi
 		if [ $rc = 0 ]; then conv=$run; break; fi
 	done
 
@@ -171,20 +165,23 @@ while [ "$seed" -le "$last" ]; do
 		1) n1=$((n1 + 1));;
 		2) n2=$((n2 + 1));;
 		*) nnot=$((nnot + 1))
-		   record notconv "$seed" "[$range] $(grep -v '^  ' "$scratch/n.out" | head -n 1)";;
+		   record notconv "$seed" "[$range] $(grep -a -v '^  ' "$scratch/n.out" | head -n 1)";;
 		esac
 	esac
 
 	# files the damage did not touch must have survived, whatever happened
+	check=-
 	if [ "$bad" != hang ] && [ "$bad" != crash ]; then
 		timeout "$tmo" "$DAMAGE" check "$orig" "$img" $range > "$scratch/check.out" 2>&1
 		rc=$?
+		check=$rc
 		if [ $rc != 0 ]; then
 			cat "$scratch/check.out" >> "$scratch/log"
 			nlost=$((nlost + 1))
 			record lost "$seed" "[$range] $(head -n 1 "$scratch/check.out")"
 		fi
 	fi
+	echo "seed $seed: [$range] damage $(cksum < "$scratch/damage.out" | cut -d' ' -f1):$codes ${bad:-conv$conv} check=$check" >> "$outcomes"
 	seed=$((seed + 1))
 done
 secs=$(( $(date +%s) - t0 ))

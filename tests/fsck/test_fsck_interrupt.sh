@@ -4,7 +4,12 @@
 #
 # Images: the golden semantic corruptions (z2_semantic/*/dev0.img) and a
 # few images damaged by build/tests/damage (tests/fsck/damage.c) that one
-# fsck -y repairs. For each image:
+# fsck -y repairs: the first damage seeds (1..300) that hit the inodes,
+# dirents or xattrs btree of tests/fsck/interrupt-orig.img.zst, a fixed
+# image (16 MiB, 4k btree nodes, `format --source` of the tree of
+# tests/fsck/damage_tree.py interrupt; regenerate with
+# tests/fsck/make-damage-images.sh), so every run picks the same seeds and
+# the same damaged images. For each image:
 #   1. the reference: fsck -y on a copy, under strace to count its device
 #      writes W (every write goes through dev_pwrite(): one pwrite64 each);
 #      it must leave fsck -n clean;
@@ -21,11 +26,17 @@
 # (exit code with bit 8) when a write did fail.
 #
 # Knobs: INTERRUPT_POINTS (max points per image, default 16; TEST_QUICK: 6),
-# INTERRUPT_DAMAGED (damaged images, default 4; TEST_QUICK: 2).
+# INTERRUPT_DAMAGED (damaged images, default 4; TEST_QUICK: 2),
+# INTERRUPT_NEW_IMAGE=1 to damage a freshly formatted image of the same tree
+# instead of the fixture (random UUID, hash seeds and times: other seeds
+# and damage; exploratory runs only; the image is kept in $WORK/failures/
+# base.img.zst when the test fails). A failing damaged image is kept in
+# $WORK/failures/NAME.img.zst with NAME.log (the runner keeps $WORK on
+# failure); with the fixture, damage-seed-N is also
+#   zstd -d tests/fsck/interrupt-orig.img.zst -o t.img; build/tests/damage t.img N
 set -u
 . "$(dirname "$0")/../lib.sh"
 
-command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
 command -v strace > /dev/null || { echo "strace missing: skipped"; exit 77; }
 test_tool damage
 DAMAGE=${DAMAGE:-$TOOL}
@@ -179,34 +190,16 @@ for d in "$GOLDEN"/z2_semantic/c*/; do
 done
 
 # ---- images damaged by the damage tool ----
-python3 - "$WORK/src" <<'PY'
-import os, sys, random
-root = sys.argv[1]; r = random.Random(4242)
-os.makedirs(root, exist_ok=True)
-dirs = [root]
-for i in range(12):
-    d = os.path.join(r.choice(dirs), "d%02d" % i); os.mkdir(d); dirs.append(d)
-files = []
-for i in range(120):
-    f = os.path.join(r.choice(dirs), "f%03d" % i)
-    n = r.choice([0, r.randint(1, 600), r.randint(600, 9000)])
-    with open(f, "wb") as fh:
-        fh.write(bytes(r.getrandbits(8) for _ in range(min(n, 256))) * (n // 256 + 1))
-        fh.truncate(n)
-    files.append(f)
-    if r.random() < 0.2:
-        try: os.setxattr(f, "user.t%d" % i, b"v" * r.randint(1, 60))
-        except OSError: pass
-for i in range(10):
-    os.symlink(os.path.relpath(r.choice(files), root), os.path.join(r.choice(dirs), "l%02d" % i))
-for i in range(10):
-    os.link(r.choice(files), os.path.join(r.choice(dirs), "h%02d" % i))
-PY
-[ $? = 0 ] || fail "cannot generate the source tree"
 base=$scratch/base.img
-truncate -s 16M "$base"
-"$BCACHEFS" format -q -f --btree_node_size=4k --source="$WORK/src" "$base" > "$WORK/format.out" 2>&1 ||
-	{ cat "$WORK/format.out"; fail "format --source failed"; }
+if [ "${INTERRUPT_NEW_IMAGE:-0}" = 1 ]; then
+	command -v python3 > /dev/null || { echo "python3 missing: skipped"; exit 77; }
+	sh "$TESTDIR/make-damage-images.sh" --image interrupt "$base" > "$WORK/format.out" 2>&1 ||
+		{ cat "$WORK/format.out"; fail "cannot make a fresh image"; }
+	echo "damaged images from a fresh image (INTERRUPT_NEW_IMAGE=1)" >> "$results"
+	zstd -q -1 "$base" -o "$WORK/failures/base.img.zst"
+else
+	zstd -qdf --sparse "$TESTDIR/interrupt-orig.img.zst" -o "$base" || fail "cannot decompress interrupt-orig.img.zst"
+fi
 # seeds whose damage one fsck -y repairs, preferring the filesystem btrees
 found=0 seed=1
 while [ $found -lt "$ndamaged" ] && [ $seed -le 300 ]; do
