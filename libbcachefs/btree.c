@@ -585,6 +585,15 @@ int bch_btree_iter_peek(struct btree_iter *iter, struct bkey_ref **k)
 				return ret;
 			}
 			iter->started = true;
+			/*
+			 * A range that ends before pos (a root pointer whose
+			 * position was damaged): the btree ends there, and the
+			 * next leaf would be this one again, forever.
+			 */
+			if (bpos_cmp(iter->leaf_max, iter->pos) < 0) {
+				iter->at_end = true;
+				return 0;
+			}
 		}
 		while (iter->idx < iter->nr_keys &&
 		       !pos_reached(iter->btree_id, iter->keys[iter->idx].k.p, iter->pos))

@@ -74,3 +74,15 @@ rc=0
 "$BCACHEFS" list -b inodes m0.img m1.img > got 2> err || rc=$?
 [ $rc = 1 ]
 grep -q 'invalid checksum' err
+
+# The inodes root pointer (kept in the journal) has a damaged position that
+# ends before POS_MAX (an image from the read-path fuzzer): list and fsck -n
+# report the node and finish, instead of loading the same leaf forever.
+zstd -qd --sparse "$TESTDIR/root-ptr-pos.img.zst" -o rp.img
+rc=0
+timeout 60 "$BCACHEFS" list -b inodes rp.img > /dev/null 2> err || rc=$?
+[ $rc = 1 ] || { echo "list on a damaged root pointer: exit $rc"; exit 1; }
+grep -q 'incorrect max key' err
+rc=0
+timeout 60 "$BCACHEFS" fsck -n rp.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { echo "fsck -n on a damaged root pointer: exit $rc"; exit 1; }
