@@ -134,6 +134,27 @@ __printf(3, 4) static void bf_log(struct bch_fuse *bf, struct printbuf *lib_err,
 	printbuf_exit(&msg);
 }
 
+/*
+ * A mode the kernel accepts for inode @inum: a known file type (the
+ * kernel fails a reply without one, or a root that is not a directory,
+ * with a silent EIO). Logs and returns false otherwise.
+ */
+static bool mode_ok(struct bch_fuse *bf, uint64_t inum, unsigned mode, const char *op)
+{
+	switch (mode & S_IFMT) {
+	case S_IFREG: case S_IFLNK: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+		if (inum != BCACHEFS_ROOT_INO)
+			return true;
+		break;
+	case S_IFDIR:
+		return true;
+	}
+	bf_log(bf, NULL, "%s: inode %" PRIu64 " has mode %#o, %s; returned EIO (run fsck)",
+	       op, inum, mode, inum == BCACHEFS_ROOT_INO ? "the root is not a directory" :
+	       "no valid file type");
+	return false;
+}
+
 /* Read inode @inum; on failure reply to @req and return false. */
 static bool get_inode(struct bch_fuse *bf, fuse_req_t req, uint64_t inum,
 		      const char *op, struct bch_inode_unpacked *inode)
@@ -146,6 +167,9 @@ static bool get_inode(struct bch_fuse *bf, fuse_req_t req, uint64_t inum,
 			bf_log(bf, &err, "%s: cannot read inode %" PRIu64 ": %s; returned %s",
 			       op, inum, bch_err_str(ret), strerror(fuse_errno(ret)));
 		fuse_reply_err(req, ret == -ENOENT ? ENOENT : fuse_errno(ret));
+	} else if (!mode_ok(bf, inum, inode->bi_mode, op)) {
+		fuse_reply_err(req, EIO);
+		ret = -EIO;
 	}
 	printbuf_exit(&err);
 	return !ret;
@@ -347,6 +371,10 @@ static void bf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		bf_log(bf, &err, "lookup: entry \"%s\" of directory inode %" PRIu64
 		       " points to inode %" PRIu64 ", which cannot be read: %s; returned EIO",
 		       name, dir_inum, inum, bch_err_str(ret));
+		fuse_reply_err(req, EIO);
+		goto out;
+	}
+	if (!mode_ok(bf, inum, inode.bi_mode, "lookup")) {
 		fuse_reply_err(req, EIO);
 		goto out;
 	}
