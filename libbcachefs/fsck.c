@@ -488,19 +488,22 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 {
 	struct printbuf err = PRINTBUF;
 	struct node_walk w = { .c = c, .s = s, .err = &err };
+	unsigned long fixed = (unsigned long)-1;	/* s->nr_fixed at the last drop */
 	int ret = 0;
 
 	for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++)
 		w.pending[l] = PRINTBUF;
 
-	/*
-	 * Nodes read by bch_fs_rw_start() are cached and their problems were
-	 * said there (to no one): read them again so that they are reported.
-	 */
-	if (c->rw)
-		bch_btree_cache_exit(c);
-
 	for (unsigned id = 0; id < BCH_NR_BTREES && !ret; id++) {
+		/*
+		 * Nodes read by bch_fs_rw_start(), or by the commits of the
+		 * repairs of the btrees before this one, are cached and their
+		 * problems were said there (to no one): read them again so
+		 * that they are reported.
+		 */
+		if (c->rw && fixed != s->nr_fixed)
+			bch_btree_cache_exit(c);
+		fixed = s->nr_fixed;
 		ret = bch_btree_walk_nodes(c, id, check_node, &w, &err);
 		/* stashed lines whose node was never visited */
 		for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++) {

@@ -343,6 +343,8 @@ c115() { set -- $(dkey dangling 4106); poke $(($1 + $2 - 8)) 2f2f2f2f2f2f2f2f; r
 C 115-dirent-slash-name "dirent /d5/dangling renamed to a name with slashes (checksum fixed)" c115
 c116() { L=$(leaf alloc 0 0); flip $((L + 200)); }
 C 116-alloc-node-bad-csum "a byte of the alloc btree's leaf changed, checksum not updated" c116
+c118() { c111; c100; }
+C 118-inode-invalid-dirents-bad-csum "inode 5000 invalid (as 111) and a byte of the dirents leaf changed (as 100): the inode repair's commit reads the dirents leaf first; its bad checksum is still reported and fixed in the same run" c118
 
 # ---- journal (2xx): damage in entries left by a commit that was not checkpointed
 cat >> "$T/kb.py" <<'EOF'
