@@ -495,17 +495,17 @@ static int scan_bucket(struct jscan *s, unsigned idx, uint64_t *bucket_seq)
 			off += s->block_bytes;
 			continue;
 		}
-		pr_str(s->err, printbuf_str(&msg));
-		printbuf_exit(&msg);
-
+		/* deferred (journal_offer): about an entry the replay does not use, noise */
 		se.j = j;
 		se.bytes = bytes;
 		se.status = le64_to_cpu(j->seq) < *bucket_seq ? JSET_STALE : JSET_OK;
 		if (se.status == JSET_OK)
 			*bucket_seq = le64_to_cpu(j->seq);
+		se.msg = s->defer_bad && msg.pos ? printbuf_str(&msg) : NULL;
 		/* the callback may repair the records: compute the advance first */
 		off += round_up(bytes, s->block_bytes);
 		ret = s->fn ? s->fn(s->ctx, &se) : 0;
+		printbuf_exit(&msg);
 		if (ret)
 			return ret;
 		if (se.status == JSET_STALE)
@@ -664,8 +664,11 @@ struct jread {
 	struct bch_fs		*c;
 	struct printbuf		*err;
 	/* bad entries, judged once the replay window is known */
-	struct bad_jset { uint64_t seq; char *msg; } *bad;
+	struct bad_jset { uint64_t seq; char *msg; struct jset_loc loc; } *bad;
 	size_t			nr_bad;
+	/* warnings about valid entries (last_seq > seq), judged the same way */
+	struct bad_jset		*warn;
+	size_t			nr_warn;
 };
 
 /*
@@ -700,6 +703,18 @@ static void report_bad_entries(struct jread *r)
 	free(r->bad);
 	r->bad = NULL;
 	r->nr_bad = 0;
+
+	/* a valid entry's warning matters when the replay uses that entry */
+	for (size_t i = 0; i < r->nr_warn; i++) {
+		uint64_t seq = r->warn[i].seq;
+
+		if (newest && seq >= newest->last_seq && have_entry(j, seq))
+			pr_str(r->err, r->warn[i].msg);
+		free(r->warn[i].msg);
+	}
+	free(r->warn);
+	r->warn = NULL;
+	r->nr_warn = 0;
 }
 
 static void entry_drop_front(struct journal_state *j, uint64_t last_seq)
@@ -772,6 +787,7 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 		r->bad = xrealloc(r->bad, (r->nr_bad + 1) * sizeof(*r->bad));
 		r->bad[r->nr_bad].seq = le64_to_cpu(se->j->seq);
 		r->bad[r->nr_bad].msg = xstrdup(se->msg ?: "");
+		r->bad[r->nr_bad].loc = se->loc;
 		r->nr_bad++;
 		return 0;
 	}
@@ -779,6 +795,21 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 		return 0;
 
 	seq = le64_to_cpu(se->j->seq);
+	/*
+	 * A bucket is written in order: a bad entry before this one in its
+	 * bucket is older than it, whatever its (unverified) seq says; else
+	 * a damaged seq would make it a torn tail that no repair removes.
+	 */
+	for (size_t i = 0; i < r->nr_bad; i++)
+		if (r->bad[i].loc.dev == se->loc.dev && r->bad[i].loc.bucket == se->loc.bucket &&
+		    r->bad[i].loc.sector < se->loc.sector && r->bad[i].seq >= seq && seq)
+			r->bad[i].seq = seq - 1;
+	if (se->msg) {
+		r->warn = xrealloc(r->warn, (r->nr_warn + 1) * sizeof(*r->warn));
+		r->warn[r->nr_warn].seq = seq;
+		r->warn[r->nr_warn].msg = xstrdup(se->msg);
+		r->nr_warn++;
+	}
 	last_seq = le64_to_cpu(se->j->last_seq);
 	newest_last = j->nr_entries ? j->entries[j->nr_entries - 1].last_seq : 0;
 	if (seq < newest_last)
