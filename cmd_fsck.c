@@ -148,17 +148,6 @@ static int fsck_initialize(char **devs, int nr, struct bch_fs_opts *opts,
 	return ret;
 }
 
-/*
- * Node buffers and key arrays are a few hundred KiB each: keep them on the
- * heap (not one mmap each, faulted in page by page and unmapped when freed)
- * so that freed ones are reused. Half of the page faults of an fsck -n.
- */
-static void malloc_tune(void)
-{
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 128 << 20);
-}
-
 int cmd_fsck(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -176,7 +165,7 @@ int cmd_fsck(int argc, char *argv[])
 	struct bch_fs *c = NULL;
 	int opt, ret, code, code_extra = 0;
 
-	malloc_tune();
+	bch_heap_tune();
 	while ((opt = getopt_long(argc, argv, "apnyfvh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'a':

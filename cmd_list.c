@@ -340,17 +340,6 @@ static void list_parse(int argc, char *argv[], struct list_opts *o,
 		cmd_usage_error(cmd_list_usage, "no device given");
 }
 
-/*
- * Node buffers and key arrays are a few hundred KiB each: keep them on the
- * heap (not one mmap each, faulted in page by page and unmapped when freed)
- * so that freed ones are reused. Half of the page faults of an fsck -n.
- */
-static void malloc_tune(void)
-{
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 128 << 20);
-}
-
 int cmd_list(int argc, char *argv[])
 {
 	struct list_opts o = {
@@ -362,7 +351,7 @@ int cmd_list(int argc, char *argv[])
 	struct bch_fs *c;
 	int ret;
 
-	malloc_tune();
+	bch_heap_tune();
 	list_parse(argc, argv, &o, &fo);
 
 	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);

@@ -735,7 +735,7 @@ int bch_btree_read_bucket_gens(struct bch_fs *c, struct printbuf *err)
 		struct bch_member_dev *d = c->devs[i];
 
 		if (d && !d->bucket_gens && d->nbuckets && d->nbuckets <= SIZE_MAX)
-			d->bucket_gens = xcalloc(d->nbuckets, 1);
+			d->bucket_gens = bch_big_zalloc(d->nbuckets);
 	}
 
 	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, err);

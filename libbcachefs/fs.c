@@ -552,7 +552,7 @@ void bch_fs_close(struct bch_fs *c)
 		if (ca->io)
 			dev_close(ca->io);
 		free(ca->sb);
-		free(ca->bucket_gens);
+		bch_big_free(ca->bucket_gens);
 		free(ca);
 	}
 	bch_key_wipe(&c->key);

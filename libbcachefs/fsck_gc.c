@@ -173,8 +173,8 @@ static int gc_devs_init(struct gc *gc)
 		d->nbuckets	= ca->nbuckets;
 		d->bucket_size	= ca->bucket_size;
 		d->first_bucket	= ca->first_bucket;
-		d->gen		= xcalloc(d->nbuckets, 1);
-		d->state	= xcalloc(d->nbuckets, 1);
+		d->gen		= bch_big_zalloc(d->nbuckets);
+		d->state	= bch_big_zalloc(d->nbuckets);
 	}
 	return 0;
 }
@@ -822,8 +822,8 @@ int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
 	ret = 0;
 
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
-		free(gc->devs[i].gen);
-		free(gc->devs[i].state);
+		bch_big_free(gc->devs[i].gen);
+		bch_big_free(gc->devs[i].state);
 		free(gc->devs[i].orig_gen);
 	}
 	bch_replicas_exit(&gc->have);

@@ -3,9 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 static void oom(void)
 {
@@ -375,4 +379,56 @@ bool uuid_is_zero(const uint8_t uuid[16])
 		if (uuid[i])
 			return false;
 	return true;
+}
+
+void bch_heap_tune(void)
+{
+	const uintptr_t huge = 2U << 20;
+	void *volatile p;	/* (a malloc freed unused would be left out) */
+	uintptr_t lo, hi;
+
+	/* buffers and key arrays on the heap, reused once freed, not one
+	 * mapping each (32 MiB: the most glibc takes) */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 512 << 20);
+	/* grow the heap by 256 MiB now (address space: memory only as it is
+	 * touched), and let the kernel back that with huge pages */
+	mallopt(M_TOP_PAD, 256 << 20);
+	lo = (uintptr_t)sbrk(0);
+	p = malloc(1 << 20);
+	free(p);
+	hi = (uintptr_t)sbrk(0);
+	mallopt(M_TOP_PAD, 128 << 10);		/* glibc's default again */
+	lo = (lo + huge - 1) & ~(huge - 1);
+	hi &= ~(huge - 1);
+	if (lo != (uintptr_t)-1 && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+/* the mapping's length is kept in its first page, before the array */
+#define BIG_HDR	4096U
+
+void *bch_big_zalloc(size_t bytes)
+{
+	size_t len;
+	uint8_t *p;
+
+	if (bytes > SIZE_MAX - 2 * BIG_HDR)
+		oom();
+	len = (bytes + 2 * BIG_HDR - 1) & ~(size_t)(BIG_HDR - 1);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		oom();
+	memcpy(p, &len, sizeof(len));
+	return p + BIG_HDR;
+}
+
+void bch_big_free(void *p)
+{
+	size_t len;
+
+	if (!p)
+		return;
+	memcpy(&len, (uint8_t *)p - BIG_HDR, sizeof(len));
+	munmap((uint8_t *)p - BIG_HDR, len);
 }
