@@ -6,38 +6,7 @@
 # valid file type, or a root that is not a directory: EIO, and the log says
 # which inode and why.
 . "$TESTDIR/../lib.sh"
-[ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
-command -v fusermount3 >/dev/null || { echo "no fusermount3"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 needed"; exit 77; }
-if [ "$(id -u)" != 0 ] && [ ! -u "$(command -v fusermount3)" ]; then
-	echo "fusermount3 is not setuid and we are not root"; exit 77
-fi
-mnt=$WORK/mnt-damage
-mkdir -p "$mnt"
-trap 'fusermount3 -u -z "$mnt" 2>/dev/null' EXIT
-trap 'fusermount3 -u -z "$mnt" 2>/dev/null; exit 1' INT TERM
-
-# mount_start IMG LOG: mount IMG in the foreground process $pid, its
-# output in LOG; returns once mounted. mount_stop LOG: unmount, wait for the
-# process, show LOG; the process must exit 0 (not crash).
-mount_start() {
-	"$BCACHEFS" mount -f "$1" "$mnt" > "$2" 2>&1 < /dev/null &
-	pid=$!
-	i=0
-	until awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; do
-		kill -0 $pid 2>/dev/null || { cat "$2"; fail "mount exited before mounting"; }
-		i=$((i + 1)); [ $i -lt 200 ] || fail "not mounted after 10 s"
-		sleep 0.05
-	done
-}
-mount_stop() {
-	fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-	wait $pid
-	rc=$?
-	cat "$1"
-	crashed $rc && fail "mount process crashed (rc=$rc)"
-	[ $rc = 0 ] || fail "mount process exit $rc"
-}
+fuse_mount_setup
 
 img=$WORK/damaged.img
 cp --sparse=always "$(golden_images g4_compressed_encrypted_data lz4)" "$img"
@@ -52,7 +21,7 @@ with open(sys.argv[1], "r+b") as f:
     f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x20]))
 PY
 
-mount_start "$img" "$WORK/mount.log"
+mount_fg damage "$img"
 
 cat "$mnt/d/small" > "$WORK/small" 2> "$WORK/cat.err" && fail "damaged file read without error"
 cat "$WORK/cat.err"
@@ -64,9 +33,9 @@ python3 "$TESTDIR/../extract/tree_compare.py" --content-only --allow-extra lost+
 	"$WORK/manifest" "$mnt" || fail "undamaged files differ"
 [ "$(stat -c %s "$mnt/d/small")" = 4096 ] || fail "stat of the damaged file"
 
-mount_stop "$WORK/mount.log"
-grep -q "inode $inum at offset 0" "$WORK/mount.log" || fail "log does not name the inode and offset"
-grep -qi "checksum" "$WORK/mount.log" || fail "log does not say checksum"
+unmount_fg damage
+grep -q "inode $inum at offset 0" "$WORK/damage.log" || fail "log does not name the inode and offset"
+grep -qi "checksum" "$WORK/damage.log" || fail "log does not say checksum"
 
 # An inode with no valid file type (mode 0), and a root that is not a
 # directory: the kernel turns such replies into a silent EIO, so the mount
@@ -75,17 +44,17 @@ test_tool plant
 img2=$WORK/badmode.img
 cp --sparse=always "$(golden_images a_default_20M)" "$img2"
 "$TOOL" "$img2" inode 4097 mode=0 || fail "plant lost+found mode"
-mount_start "$img2" "$WORK/mount2.log"
+mount_fg badmode "$img2"
 stat "$mnt/lost+found" > /dev/null 2>&1 && fail "lost+found with mode 0: stat worked"
 ls "$mnt" > /dev/null || fail "root not listable"
-mount_stop "$WORK/mount2.log"
-grep -q "inode 4097 has mode 0, no valid file type; returned EIO" "$WORK/mount2.log" ||
+unmount_fg badmode
+grep -q "inode 4097 has mode 0, no valid file type; returned EIO" "$WORK/badmode.log" ||
 	fail "log does not name the inode with no file type"
 
 "$TOOL" "$img2" inode 4096 mode=0 || fail "plant root mode"
-mount_start "$img2" "$WORK/mount3.log"
+mount_fg badroot "$img2"
 stat "$mnt" > /dev/null 2>&1 && fail "root with mode 0: stat worked"
-mount_stop "$WORK/mount3.log"
-grep -q "inode 4096 has mode 0, the root is not a directory; returned EIO" "$WORK/mount3.log" ||
+unmount_fg badroot
+grep -q "inode 4096 has mode 0, the root is not a directory; returned EIO" "$WORK/badroot.log" ||
 	fail "log does not say the root is not a directory"
 exit 0

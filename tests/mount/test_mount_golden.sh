@@ -8,59 +8,7 @@
 # and a second mount refused with nothing mounted; unmount by fusermount3
 # -u (exit 0), by SIGTERM (exit 0) and of a daemonized mount.
 . "$TESTDIR/../lib.sh"
-[ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
-command -v fusermount3 >/dev/null || { echo "no fusermount3"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 needed"; exit 77; }
-if [ "$(id -u)" != 0 ] && [ ! -u "$(command -v fusermount3)" ]; then
-	echo "fusermount3 is not setuid and we are not root"; exit 77
-fi
-
-# never leave a mount behind, whatever happens
-cleanup() {
-	for m in "$WORK"/mnt-*; do
-		[ -d "$m" ] && fusermount3 -u -z "$m" 2>/dev/null
-	done
-}
-trap cleanup EXIT
-trap 'cleanup; exit 1' INT TERM
-
-is_mounted() {	# MOUNTPOINT
-	awk -v m="$1" '$2 == m && $3 == "fuse.bcachefs" { f = 1 } END { exit !f }' /proc/mounts
-}
-
-# mount_fg NAME IMAGE [OPTION]...: mount in the foreground as a background
-# job on $WORK/mnt-NAME; sets $pid, $mnt; log in $WORK/NAME.log
-mount_fg() {
-	_n=$1 _img=$2
-	shift 2
-	mnt=$WORK/mnt-$_n
-	mkdir -p "$mnt"
-	"$BCACHEFS" mount -f "$@" "$_img" "$mnt" > "$WORK/$_n.log" 2>&1 < /dev/null &
-	pid=$!
-	_i=0
-	while ! is_mounted "$mnt"; do
-		if ! kill -0 $pid 2>/dev/null; then
-			wait $pid; _rc=$?
-			cat "$WORK/$_n.log"
-			fail "$_n: mount exited with $_rc before mounting"
-		fi
-		_i=$((_i + 1))
-		[ $_i -lt 200 ] || fail "$_n: not mounted after 10 s"
-		sleep 0.05
-	done
-}
-
-# unmount_fg NAME: fusermount3 -u, then the process must exit 0
-unmount_fg() {
-	fusermount3 -u "$mnt" || fail "$1: fusermount3 -u failed"
-	wait $pid
-	_rc=$?
-	cat "$WORK/$1.log"
-	crashed $_rc && fail "$1: mount process crashed (rc=$_rc)"
-	[ $_rc = 0 ] || fail "$1: mount process exited with $_rc after unmount"
-	is_mounted "$mnt" && fail "$1: still mounted"
-	true
-}
+fuse_mount_setup
 
 cmp_tree() {	# NAME MANIFEST [tree_compare options]
 	_n=$1 _m=$2

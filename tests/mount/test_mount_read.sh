@@ -10,18 +10,10 @@
 # such an extent gives EIO (never the bad data) in each mode while the
 # rest of the file still reads.
 . "$TESTDIR/../lib.sh"
-[ -c /dev/fuse ] || { echo "no /dev/fuse"; exit 77; }
-command -v fusermount3 >/dev/null || { echo "no fusermount3"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 needed"; exit 77; }
-if [ "$(id -u)" != 0 ] && [ ! -u "$(command -v fusermount3)" ]; then
-	echo "fusermount3 is not setuid and we are not root"; exit 77
-fi
-mnt=$WORK/mnt-read
+fuse_mount_setup
 src=$WORK/src
 img=$WORK/read.img
-mkdir -p "$mnt" "$src"
-trap 'fusermount3 -u -z "$mnt" 2>/dev/null' EXIT
-trap 'fusermount3 -u -z "$mnt" 2>/dev/null; exit 1' INT TERM
+mkdir -p "$src"
 
 head -c 3000000 /dev/urandom > "$src/big"
 head -c 100000 /dev/urandom > "$src/holey"
@@ -41,17 +33,6 @@ for i in range(60000): sys.stdout.write("line %d of a compressible file\n" % (i 
 truncate -s 64M "$img"
 "$BCACHEFS" format -q -f --source="$src" "$img" > "$WORK/format.log" 2>&1 ||
 	{ cat "$WORK/format.log"; fail "format --source failed"; }
-
-mount_fg() {
-	"$BCACHEFS" mount -f "$@" "$img" "$mnt" > "$WORK/mount.log" 2>&1 < /dev/null &
-	pid=$!
-	i=0
-	until awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts; do
-		kill -0 $pid 2>/dev/null || { cat "$WORK/mount.log"; fail "mount exited before mounting"; }
-		i=$((i + 1)); [ $i -lt 200 ] || fail "not mounted after 10 s"
-		sleep 0.05
-	done
-}
 
 compare() {
 	python3 - "$src" "$mnt" <<'PY' || fail "read through the mount differs from the source ($1)"
@@ -74,21 +55,19 @@ PY
 
 # "read ahead: N regions read, M reads served from them, K taken over"
 served() {
-	sed -n 's/^read ahead: [0-9]* regions read, \([0-9]*\) reads served.*/\1/p' "$WORK/mount.log"
+	sed -n 's/^read ahead: [0-9]* regions read, \([0-9]*\) reads served.*/\1/p' "$WORK/read.log"
 }
 
-mount_fg -v
+mount_fg read "$img" -v
 compare "direct (default)"
-fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-wait $pid || fail "mount exited with $?"
+unmount_fg read
 n=$(served)
-[ -n "$n" ] && [ "$n" -gt 10 ] || fail "the worker served ${n:-no} reads: $(cat "$WORK/mount.log")"
+[ -n "$n" ] && [ "$n" -gt 10 ] || fail "the worker served ${n:-no} reads: $(cat "$WORK/read.log")"
 
-mount_fg -v -o noread_ahead
+mount_fg read "$img" -v -o noread_ahead
 compare "noread_ahead"
-fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-wait $pid || fail "mount exited with $?"
-[ "$(served)" = 0 ] || fail "noread_ahead: $(cat "$WORK/mount.log")"
+unmount_fg read
+[ "$(served)" = 0 ] || fail "noread_ahead: $(cat "$WORK/read.log")"
 
 # data without checksum (extents of any length, read ahead in pieces),
 # compressed, and encrypted and compressed (decoded by the worker)
@@ -106,21 +85,19 @@ for fopts in "--data_checksum=none" "--compression_type=zstd" \
 	case $fopts in *--encrypted*) popt="--passphrase-file $WORK/pass";; esac
 	# the compressible file alone: the worker serves it
 	# shellcheck disable=SC2086
-	mount_fg -v $popt
+	mount_fg read "$img" -v $popt
 	cat "$mnt/text" > /dev/null || fail "$fopts: reading text failed"
-	fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-	wait $pid || fail "mount exited with $?"
+	unmount_fg read
 	n=$(served)
-	[ -n "$n" ] && [ "$n" -gt 5 ] || fail "$fopts: the worker served ${n:-no} reads of text: $(cat "$WORK/mount.log")"
+	[ -n "$n" ] && [ "$n" -gt 5 ] || fail "$fopts: the worker served ${n:-no} reads of text: $(cat "$WORK/read.log")"
 	# shellcheck disable=SC2086
-	mount_fg $popt
+	mount_fg read "$img" $popt
 	compare "$fopts"
-	fusermount3 -u "$mnt" || fail "fusermount3 -u failed"
-	wait $pid || fail "mount exited with $?"
+	unmount_fg read
 done
 img=$img_csum
 
-mount_fg -o kernel_cache
+mount_fg read "$img" -o kernel_cache
 compare "kernel_cache"
 python3 - "$src/big" "$mnt/big" <<'PY' || fail "shared mmap with kernel_cache"
 import mmap, sys
@@ -149,9 +126,8 @@ with open(sys.argv[1], "r+b") as f:
     f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x01]))
 PY
 for opts in "" "-o kernel_cache" "-o noread_ahead"; do
-	: > "$WORK/mount.log"
 	# shellcheck disable=SC2086
-	mount_fg $opts
+	mount_fg read "$img" $opts
 	cat "$mnt/big" > /dev/null 2> "$WORK/cat.err" && fail "damaged file read without error"
 	grep -q "Input/output error" "$WORK/cat.err" || fail "not EIO: $(cat "$WORK/cat.err")"
 	bad=$(( (end - len) * 512 ))
@@ -171,8 +147,7 @@ except OSError as e:
     if e.errno != 5:
         sys.exit("damaged extent: %s" % e)
 PY
-	grep -q "checksum" "$WORK/mount.log" || fail "no checksum error in the log: $(cat "$WORK/mount.log")"
-	fusermount3 -u "$mnt" || fail "fusermount3 -u failed ($opts)"
-	wait $pid || fail "mount exited with $? ($opts)"
+	grep -q "checksum" "$WORK/read.log" || fail "no checksum error in the log: $(cat "$WORK/read.log")"
+	unmount_fg read
 done
 exit 0
