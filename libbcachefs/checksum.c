@@ -105,30 +105,28 @@ static uint32_t crc32c_mulmod(uint32_t a, uint32_t b)
 	return p;
 }
 
-/* x^(8n) mod P, reflected. */
-static uint32_t crc32c_x8n(uint64_t n)
+/* base^n mod P, reflected. */
+static uint32_t crc32c_pow(uint32_t base, uint64_t n)
 {
-	uint32_t r = 1U << 31, sq = 1U << (31 - 8);
+	uint32_t r = 1U << 31;
 
 	for (; n; n >>= 1) {
 		if (n & 1)
-			r = crc32c_mulmod(r, sq);
-		sq = crc32c_mulmod(sq, sq);
+			r = crc32c_mulmod(r, base);
+		base = crc32c_mulmod(base, base);
 	}
 	return r;
 }
 
-/* x^n mod P, reflected. */
+/* x^n and x^(8n) mod P, reflected. */
 static uint32_t crc32c_xn(uint64_t n)
 {
-	uint32_t r = 1U << 31, sq = 1U << 30;
+	return crc32c_pow(1U << 30, n);
+}
 
-	for (; n; n >>= 1) {
-		if (n & 1)
-			r = crc32c_mulmod(r, sq);
-		sq = crc32c_mulmod(sq, sq);
-	}
-	return r;
+static uint32_t crc32c_x8n(uint64_t n)
+{
+	return crc32c_pow(1U << (31 - 8), n);
 }
 
 /* MSB-first CRC-64: bit i is x^i. Returns a * b mod P. */
@@ -342,6 +340,21 @@ static uint32_t crc32c_hw_impl(uint32_t crc32, const unsigned char *p, size_t le
 	return crc;
 }
 
+/* the constants for distance i of crc32c_fold_k, as one 128-bit lane */
+__attribute__((target("sse4.2,avx512f,vpclmulqdq")))
+static inline __m128i fold_k128(unsigned i)
+{
+	return _mm_set_epi64x((long long) crc32c_fold_k[i][1], (long long) crc32c_fold_k[i][0]);
+}
+
+/* each lane of @x moved forward by the distance of @k, xor @data */
+__attribute__((target("sse4.2,avx512f,vpclmulqdq")))
+static inline __m512i fold512(__m512i x, __m512i k, __m512i data)
+{
+	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
+					 _mm512_clmulepi64_epi128(x, k, 0x11), data, 0x96);
+}
+
 /*
  * Folding with carry-less multiplies, 256 bytes a step: 16 lanes of 16
  * bytes (four 512-bit registers) each hold a polynomial congruent, mod P,
@@ -354,17 +367,9 @@ static uint32_t crc32c_hw_impl(uint32_t crc32, const unsigned char *p, size_t le
  * bytes. Returns the CRC of the first (len / 256) * 256 bytes (len >= 256).
  */
 __attribute__((target("sse4.2,avx512f,vpclmulqdq")))
-static inline __m512i fold512(__m512i x, __m512i k, __m512i data)
-{
-	return _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x, k, 0x00),
-					 _mm512_clmulepi64_epi128(x, k, 0x11), data, 0x96);
-}
-
-__attribute__((target("sse4.2,avx512f,vpclmulqdq")))
 static uint32_t crc32c_fold_bulk(uint32_t crc, const unsigned char *p, size_t len)
 {
-#define K512(i) _mm512_broadcast_i32x4(_mm_set_epi64x((long long) crc32c_fold_k[i][1], \
-						       (long long) crc32c_fold_k[i][0]))
+#define K512(i) _mm512_broadcast_i32x4(fold_k128(i))
 	const __m512i k256 = K512(0);
 	__m512i x0 = _mm512_xor_si512(_mm512_loadu_si512(p),
 				      _mm512_castsi128_si512(_mm_cvtsi32_si128((int) crc)));
@@ -386,13 +391,9 @@ static uint32_t crc32c_fold_bulk(uint32_t crc, const unsigned char *p, size_t le
 	x3 = fold512(x1, K512(2), x3);
 	x3 = fold512(x2, K512(3), x3);
 	/* its four lanes into its last one (which moves by 0: constants 0) */
-	lanes = _mm512_inserti32x4(_mm512_setzero_si512(),
-				   _mm_set_epi64x((long long) crc32c_fold_k[4][1],
-						  (long long) crc32c_fold_k[4][0]), 0);
-	lanes = _mm512_inserti32x4(lanes, _mm_set_epi64x((long long) crc32c_fold_k[5][1],
-							 (long long) crc32c_fold_k[5][0]), 1);
-	lanes = _mm512_inserti32x4(lanes, _mm_set_epi64x((long long) crc32c_fold_k[6][1],
-							 (long long) crc32c_fold_k[6][0]), 2);
+	lanes = _mm512_inserti32x4(_mm512_setzero_si512(), fold_k128(4), 0);
+	lanes = _mm512_inserti32x4(lanes, fold_k128(5), 1);
+	lanes = _mm512_inserti32x4(lanes, fold_k128(6), 2);
 	lanes = _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128(x3, lanes, 0x00),
 					  _mm512_clmulepi64_epi128(x3, lanes, 0x11),
 					  _mm512_maskz_mov_epi64(0xc0, x3), 0x96);
