@@ -399,9 +399,11 @@ void bch_heap_tune(void)
 	free(p);
 	hi = (uintptr_t)sbrk(0);
 	mallopt(M_TOP_PAD, 128 << 10);		/* glibc's default again */
+	if (lo == (uintptr_t)-1 || hi == (uintptr_t)-1)
+		return;				/* no brk heap: nothing to advise */
 	lo = (lo + huge - 1) & ~(huge - 1);
 	hi &= ~(huge - 1);
-	if (lo != (uintptr_t)-1 && hi > lo)
+	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
