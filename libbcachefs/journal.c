@@ -660,15 +660,34 @@ int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
 
 /* ---- the replay list (spec 30 §2.5) ---------------------------------- */
 
+/* messages about journal entries, said or not once the replay window is known */
+struct jset_notes {
+	struct jset_note { uint64_t seq; char *msg; struct jset_loc loc; } *v;
+	size_t			nr;
+};
+
+static void jset_note_add(struct jset_notes *n, uint64_t seq, const char *msg,
+			  struct jset_loc loc)
+{
+	n->v = xrealloc(n->v, (n->nr + 1) * sizeof(*n->v));
+	n->v[n->nr++] = (struct jset_note) { seq, xstrdup(msg), loc };
+}
+
+static void jset_notes_exit(struct jset_notes *n)
+{
+	for (size_t i = 0; i < n->nr; i++)
+		free(n->v[i].msg);
+	free(n->v);
+	*n = (struct jset_notes) { 0 };
+}
+
 struct jread {
 	struct bch_fs		*c;
 	struct printbuf		*err;
 	/* bad entries, judged once the replay window is known */
-	struct bad_jset { uint64_t seq; char *msg; struct jset_loc loc; } *bad;
-	size_t			nr_bad;
+	struct jset_notes	bad;
 	/* warnings about valid entries (last_seq > seq), judged the same way */
-	struct bad_jset		*warn;
-	size_t			nr_warn;
+	struct jset_notes	warn;
 };
 
 /*
@@ -690,31 +709,25 @@ static void report_bad_entries(struct jread *r)
 	struct journal_state *j = &r->c->journal;
 	const struct journal_entry_h *newest = j->nr_entries ? &j->entries[j->nr_entries - 1] : NULL;
 
-	for (size_t i = 0; i < r->nr_bad; i++) {
-		uint64_t seq = r->bad[i].seq;
+	for (size_t i = 0; i < r->bad.nr; i++) {
+		uint64_t seq = r->bad.v[i].seq;
 
 		if (!newest || seq > newest->seq ||
 		    (seq >= newest->last_seq && !have_entry(j, seq))) {
-			pr_str(r->err, r->bad[i].msg);
+			pr_str(r->err, r->bad.v[i].msg);
 			j->nr_errors++;
 		}
-		free(r->bad[i].msg);
 	}
-	free(r->bad);
-	r->bad = NULL;
-	r->nr_bad = 0;
+	jset_notes_exit(&r->bad);
 
 	/* a valid entry's warning matters when the replay uses that entry */
-	for (size_t i = 0; i < r->nr_warn; i++) {
-		uint64_t seq = r->warn[i].seq;
+	for (size_t i = 0; i < r->warn.nr; i++) {
+		uint64_t seq = r->warn.v[i].seq;
 
 		if (newest && seq >= newest->last_seq && have_entry(j, seq))
-			pr_str(r->err, r->warn[i].msg);
-		free(r->warn[i].msg);
+			pr_str(r->err, r->warn.v[i].msg);
 	}
-	free(r->warn);
-	r->warn = NULL;
-	r->nr_warn = 0;
+	jset_notes_exit(&r->warn);
 }
 
 static void entry_drop_front(struct journal_state *j, uint64_t last_seq)
@@ -784,11 +797,7 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 	size_t pos;
 
 	if (se->status == JSET_BAD) {
-		r->bad = xrealloc(r->bad, (r->nr_bad + 1) * sizeof(*r->bad));
-		r->bad[r->nr_bad].seq = le64_to_cpu(se->j->seq);
-		r->bad[r->nr_bad].msg = xstrdup(se->msg ?: "");
-		r->bad[r->nr_bad].loc = se->loc;
-		r->nr_bad++;
+		jset_note_add(&r->bad, le64_to_cpu(se->j->seq), se->msg ?: "", se->loc);
 		return 0;
 	}
 	if (se->status != JSET_OK)
@@ -800,16 +809,15 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 	 * bucket is older than it, whatever its (unverified) seq says; else
 	 * a damaged seq would make it a torn tail that no repair removes.
 	 */
-	for (size_t i = 0; i < r->nr_bad; i++)
-		if (r->bad[i].loc.dev == se->loc.dev && r->bad[i].loc.bucket == se->loc.bucket &&
-		    r->bad[i].loc.sector < se->loc.sector && r->bad[i].seq >= seq && seq)
-			r->bad[i].seq = seq - 1;
-	if (se->msg) {
-		r->warn = xrealloc(r->warn, (r->nr_warn + 1) * sizeof(*r->warn));
-		r->warn[r->nr_warn].seq = seq;
-		r->warn[r->nr_warn].msg = xstrdup(se->msg);
-		r->nr_warn++;
+	for (size_t i = 0; i < r->bad.nr; i++) {
+		struct jset_note *b = &r->bad.v[i];
+
+		if (b->loc.dev == se->loc.dev && b->loc.bucket == se->loc.bucket &&
+		    b->loc.sector < se->loc.sector && b->seq >= seq && seq)
+			b->seq = seq - 1;
 	}
+	if (se->msg)
+		jset_note_add(&r->warn, seq, se->msg, se->loc);
 	last_seq = le64_to_cpu(se->j->last_seq);
 	newest_last = j->nr_entries ? j->entries[j->nr_entries - 1].last_seq : 0;
 	if (seq < newest_last)
