@@ -21,6 +21,17 @@ fi
 rm -f "$work/src/big"
 
 mbps() { awk -v b="$1" -v ns="$2" 'BEGIN { printf "%.0f", b / (ns / 1e9) / 1e6 }'; }
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.0f", 100 * a / b }'; }
+# dd_ns FILE [OPERAND...]: read FILE with dd bs=1M; prints the nanoseconds
+dd_ns() {
+	_f=$1
+	shift
+	_t0=$(date +%s%N)
+	dd if="$_f" of=/dev/null bs=1M status=none "$@"
+	echo $(( $(date +%s%N) - _t0 ))
+}
+# best OLD NEW: the smaller time, 0 being none yet
+best() { if [ "$1" = 0 ] || [ "$2" -lt "$1" ]; then echo "$2"; else echo "$1"; fi; }
 
 # Both reads come from the page cache (the image is read once first), so
 # the comparison measures the cost of our read path, not the disk. Each
@@ -41,25 +52,18 @@ cat "$work/fs.img" > /dev/null
 runs=${BENCH_RUNS:-5}
 raw=0 fuse=0 floor=0
 for r in $(seq "$runs"); do
-	t0=$(date +%s%N)
-	dd if="$work/fs.img" of=/dev/null bs=1M count="$mb" status=none
-	t=$(( $(date +%s%N) - t0 ))
-	[ $raw = 0 ] || [ $t -lt $raw ] && raw=$t
+	raw=$(best $raw "$(dd_ns "$work/fs.img" count="$mb")")
 
 	if [ -n "$floor_bin" ] && "$floor_bin" "$work/fs.img" 0 $((mb * 1048576)) "$work/mnt"; then
-		t0=$(date +%s%N)
-		dd if="$work/mnt/big" of=/dev/null bs=1M status=none
-		t=$(( $(date +%s%N) - t0 ))
+		t=$(dd_ns "$work/mnt/big")
 		fusermount3 -u "$work/mnt"
-		[ $floor = 0 ] || [ $t -lt $floor ] && floor=$t
+		floor=$(best $floor $t)
 	fi
 
 	"$bin" mount ${BENCH_MOUNT_OPTS:-} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
-	t0=$(date +%s%N)
-	dd if="$work/mnt/big" of=/dev/null bs=1M status=none
-	t=$(( $(date +%s%N) - t0 ))
+	t=$(dd_ns "$work/mnt/big")
 	fusermount3 -u "$work/mnt"
-	[ $fuse = 0 ] || [ $t -lt $fuse ] && fuse=$t
+	fuse=$(best $fuse $t)
 done
 
 bytes=$((mb * 1048576))
@@ -67,12 +71,11 @@ r=$(mbps $bytes $raw) f=$(mbps $bytes $fuse)
 printf '%-40s %10s\n' "read ${mb} MiB (best of $runs)" "MB/s"
 printf '%-40s %10s\n' "dd from the image file, cached (baseline)" "$r"
 printf '%-40s %10s  (%s%% of raw; target >= 50%%)\n' "dd through bcachefs mount" "$f" \
-	"$(awk -v a="$f" -v b="$r" 'BEGIN { printf "%.0f", 100 * a / b }')"
+	"$(pct "$f" "$r")"
 if [ $floor != 0 ]; then
 	fl=$(mbps $bytes $floor)
 	printf '%-40s %10s  (%s%% of raw: FUSE alone, no checks, one thread)\n' \
-		"dd through a FUSE server that only preads" "$fl" \
-		"$(awk -v a="$fl" -v b="$r" 'BEGIN { printf "%.0f", 100 * a / b }')"
+		"dd through a FUSE server that only preads" "$fl" "$(pct "$fl" "$r")"
 fi
 rm -f "$work/fs.img"
 
@@ -96,14 +99,12 @@ ahead=0 self=0
 for r in $(seq "$runs"); do
 	for o in "" noread_ahead; do
 		"$bin" mount ${o:+-o $o} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
-		t0=$(date +%s%N)
-		dd if="$work/mnt/text" of=/dev/null bs=1M status=none
-		t=$(( $(date +%s%N) - t0 ))
+		t=$(dd_ns "$work/mnt/text")
 		fusermount3 -u "$work/mnt"
 		if [ -n "$o" ]; then
-			[ $self = 0 ] || [ $t -lt $self ] && self=$t
+			self=$(best $self $t)
 		else
-			[ $ahead = 0 ] || [ $t -lt $ahead ] && ahead=$t
+			ahead=$(best $ahead $t)
 		fi
 	done
 done
