@@ -1,6 +1,6 @@
 # bcachefs userspace tools (on-disk format of May 2018, superblock version 9)
 #
-#   make            build ./bcachefs (and mkfs.bcachefs, fsck.bcachefs links)
+#   make            build ./bcachefs (and mkfs.bcachefs, fsck.bcachefs, mount.bcachefs links)
 #   make deps       install the Debian packages the build and tests need
 #   make demo       deps + build + format, show-super, list and fsck a demo image
 #   make check      every test (unit, command, golden), then the same under ASan/UBSan
@@ -43,7 +43,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 BIN	:= $(BUILD)/bcachefs
 
 .PHONY: all deps demo check check-fast check-asan check-tsan unit bench install clean
-all: bcachefs mkfs.bcachefs fsck.bcachefs
+all: bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -72,7 +72,7 @@ $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
 
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
-mkfs.bcachefs fsck.bcachefs: bcachefs
+mkfs.bcachefs fsck.bcachefs mount.bcachefs: bcachefs
 	ln -sf bcachefs $@
 
 unit: $(UNIT_BINS)
@@ -114,12 +114,13 @@ install: all
 	install -m 0755 bcachefs $(DESTDIR)$(PREFIX)/sbin/bcachefs
 	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/mkfs.bcachefs
 	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/fsck.bcachefs
+	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/mount.bcachefs
 	install -m 0644 man/bcachefs.8 $(DESTDIR)$(PREFIX)/share/man/man8/bcachefs.8
 	install -d $(DESTDIR)$(INITRAMFS_HOOKS)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|' initramfs/hook > $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
-	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs
+	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d)

@@ -61,6 +61,9 @@ struct bch_fuse_opts {
 	/* no worker thread reading and verifying ahead of sequential reads
 	 * (bch_read_ahead_new(); -o noread_ahead) */
 	bool		no_read_ahead;
+	/* read-write: the write operations, the journal timer (the engine
+	 * must be started, with batched commits) */
+	bool		rw;
 	/* one message per failed operation (no trailing newline); may be NULL */
 	void		(*log)(void *arg, const char *msg);
 	void		*log_arg;
@@ -71,6 +74,12 @@ struct bch_fuse;
 /* State for the session over @c (which stays owned by the caller). */
 struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts);
 void bch_fuse_free(struct bch_fuse *bf);
+/*
+ * After the session loop: stop the journal timer and delete the files
+ * unlinked while open (read-write). The caller then stops the engine.
+ */
+struct printbuf;
+int bch_fuse_stop(struct bch_fuse *bf, struct printbuf *err);
 
 /*
  * fuse_session_new() with our operations. @args are libfuse's
