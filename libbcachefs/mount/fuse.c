@@ -712,6 +712,10 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, fuse_errno((int)n));
 		goto out;
 	}
+	if (err.pos)
+		/* a copy was bad and another served the read: say which */
+		bf_log(bf, &err, "read of inode %" PRIu64 " at offset %lld: served from another copy",
+		       f->inum, (long long)off);
 	if (bf->segs.nr > BCH_FUSE_REPLY_IOV_MAX) {
 		/* many small pieces (writev takes at most IOV_MAX): one buffer */
 		for (i = 0, pos = 0; i < bf->segs.nr; pos += bf->segs.v[i++].len)

@@ -7,8 +7,9 @@
 # through the mount, after a remount, and in `extract` after unmount;
 # `fsck -n` exits 0 after each clean unmount. Then a crash: files
 # fsync'd before a SIGKILL of the mount are byte-exact after the next
-# mount replays the journal, and fsck is clean. Then ENOSPC on a small
-# filesystem: clean failure, space back after deleting.
+# mount replays the journal, and fsck is clean. A replica that fails its
+# checksum: the read is served from the other and logged. Then ENOSPC on
+# a small filesystem: clean failure, space back after deleting.
 . "$TESTDIR/../lib.sh"
 fuse_mount_setup
 diff=$TESTDIR/../format/tree_diff.py
@@ -126,6 +127,23 @@ cmp "$WORK/synced" "$mnt/synced" || fail "crash: fsync'd file differs after the 
 cmp_trees crash-old "$shadow/a" "$mnt/a" --no-times
 unmount_fg crash
 check_fsck crash2
+
+# ---- two replicas: a copy that fails its checksum, the other serves ----
+r0=$WORK/r0.img r1=$WORK/r1.img
+truncate -s 64M "$r0" "$r1"
+"$BCACHEFS" format -q --replicas=2 "$r0" "$r1" > /dev/null 2>&1 || fail "format replicas"
+mount_fg rep "$r0:$r1"
+head -c 200000 /dev/urandom > "$WORK/repdata"
+cp "$WORK/repdata" "$mnt/f"
+unmount_fg rep > /dev/null
+inum=$("$BCACHEFS" list -b dirents "$r0" "$r1" | sed -n 's/.*: f -> \([0-9]*\).*/\1/p')
+sector=$("$BCACHEFS" list -b extents "$r0" "$r1" | grep " $inum:" | head -n 1 | sed -n 's/.*ptr: 0:\([0-9]*\) .*/\1/p')
+[ -n "$sector" ] || fail "replicas: no pointer to device 0"
+printf 'garbage!' | dd of="$r0" bs=1 seek=$((sector * 512 + 100)) conv=notrunc status=none
+mount_fg rep "$r0:$r1"
+cmp "$WORK/repdata" "$mnt/f" || fail "replicas: the good copy did not serve the read"
+unmount_fg rep > "$WORK/rep.out"
+grep -q "served from another copy" "$WORK/rep.out" || { cat "$WORK/rep.out"; fail "replicas: the bad copy was not logged"; }
 
 # ---- ENOSPC on a small filesystem, then space back ----
 small=$WORK/small.img
