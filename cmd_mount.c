@@ -235,6 +235,8 @@ int cmd_mount(int argc, char *argv[])
 		goto out;
 	}
 
+	/* a daemon that allocates and frees leaf-sized arrays all the time */
+	bch_heap_tune();
 	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
 	if (ret) {
 		fputs(printbuf_str(&err), stderr);

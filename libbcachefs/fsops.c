@@ -415,7 +415,8 @@ static int dir_empty(struct bch_fs *c, uint64_t inum)
 	struct bkey_ref *k;
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(inum, 0), &ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_DIRENTS, POS_H(inum, 0), POS_H(inum, UINT64_MAX),
+				  &ierr);
 	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k && k->k.p.inode == inum) {
 		if (k->k.type == BCH_DIRENT) {
 			ret = -ENOTEMPTY;
@@ -1039,6 +1040,11 @@ ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const voi
 	end = offset + len;
 	a = offset / bs * bs;
 	b = round_up(end, bs);
+	if (a == offset && b == end && !c->encrypted) {
+		/* whole blocks, written as they are (only encryption writes in place) */
+		data = (uint8_t *)buf;
+		goto write;
+	}
 	data = xmalloc(b - a);
 	/* partial blocks at the edges: what is there now, around the new bytes */
 	if (a < offset) {
@@ -1052,7 +1058,7 @@ ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const voi
 			goto free;
 	}
 	memcpy(data + (offset - a), buf, len);
-
+write:
 	bch_trans_init(&t, c);
 	n = write_blocks(c, &t, &u, a / 512, data, (b - a) / 512, err);
 	if (n < 0) {
@@ -1075,7 +1081,8 @@ ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const voi
 exit:
 	bch_trans_exit(&t);
 free:
-	free(data);
+	if (data != buf)
+		free(data);
 	return ret ? ret : done;
 }
 

@@ -122,7 +122,7 @@ static int lookup_scan(struct bch_fs *c, uint64_t dir, const char *name, size_t 
 	struct bkey_ref *k;
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir, 0), ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_DIRENTS, POS_H(dir, 0), POS_H(dir, UINT64_MAX), ierr);
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == dir) {
 		struct bch_dirent_h d;
 
@@ -316,7 +316,8 @@ int bch_readdir(struct bch_fs *c, uint64_t dir_inum, uint64_t cookie,
 	char name[BCH_NAME_MAX + 1];
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir_inum, cookie), &ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_DIRENTS, POS_H(dir_inum, cookie),
+				  POS_H(dir_inum, UINT64_MAX), &ierr);
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == dir_inum) {
 		struct bch_dirent_h d;
 
@@ -406,8 +407,9 @@ static void file_seek(struct bch_file *f, uint64_t sector)
 	file_iter_drop(f);
 	if (!f->iter_err)
 		f->iter_err = xcalloc(1, sizeof(*f->iter_err));
-	bch_btree_iter_init(&f->iter, f->c, BTREE_ID_EXTENTS, POS_H(f->inum, sector),
-			    f->iter_err);
+	/* this file's keys only: a small file does not read a whole leaf */
+	bch_btree_iter_init_range(&f->iter, f->c, BTREE_ID_EXTENTS, POS_H(f->inum, sector),
+				  POS_H(f->inum, UINT64_MAX), f->iter_err);
 	f->iter_live = true;
 	f->iter_sector = sector;
 }
@@ -697,8 +699,9 @@ void bch_file_read_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
 		if (!f->ahead_err)
 			f->ahead_err = xcalloc(1, sizeof(*f->ahead_err));
 		bch_read_ahead_restart(ra);
-		bch_btree_iter_init(&f->ahead_iter, f->c, BTREE_ID_EXTENTS,
-				    POS_H(f->inum, s), f->ahead_err);
+		bch_btree_iter_init_range(&f->ahead_iter, f->c, BTREE_ID_EXTENTS,
+					  POS_H(f->inum, s), POS_H(f->inum, UINT64_MAX),
+					  f->ahead_err);
 		f->ahead_live = true;
 		f->ahead_sector = s;
 	}
@@ -916,7 +919,7 @@ int bch_xattr_list(struct bch_fs *c, uint64_t inum, bch_xattr_fn fn, void *arg,
 	struct bkey_ref *k;
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_XATTRS, POS_H(inum, 0), &ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_XATTRS, POS_H(inum, 0), POS_H(inum, UINT64_MAX), &ierr);
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == inum) {
 		struct bch_xattr_h x;
 

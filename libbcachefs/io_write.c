@@ -175,13 +175,88 @@ struct wp_slot {
 	unsigned	bucket_size;
 };
 
+/* A write not issued yet: consecutive pieces in memory and on disk join it. */
+struct wp_pending {
+	const uint8_t	*buf;
+	uint64_t	sector;		/* on the device */
+	uint64_t	sectors;
+	unsigned	dev;
+};
+
 struct bch_write_point {
 	struct wp_slot	s[BCH_REPLICAS_MAX];
+	struct wp_pending pend[BCH_REPLICAS_MAX];
 	unsigned	nr;		/* slots in use */
 	uint64_t	replicas_devs;	/* replicas entry known to be in the superblock */
 	uint8_t		*cbuf;
 	size_t		cbuf_size;
 };
+
+static int pend_issue(struct bch_fs *c, struct wp_pending *p, struct printbuf *err)
+{
+	struct bch_member_dev *ca;
+	int ret;
+
+	if (!p->sectors)
+		return 0;
+	ca = c->devs[p->dev];
+	ret = dev_pwrite(ca->io, p->buf, p->sectors * 512, p->sector * 512);
+	if (ret)
+		pr_buf(err, "%s: writing data at sector %" PRIu64 ": %s\n",
+		       ca->io->path, p->sector, bch_err_str(ret));
+	p->sectors = 0;
+	return ret;
+}
+
+/*
+ * Write @sectors of @buf at @sector of slot @i's device: joined to the
+ * pending write when it continues it (uncompressed, unencrypted data of a
+ * sequential write: one pwrite per run instead of one per extent), else
+ * the pending one goes out first. Everything is out after wp_flush().
+ */
+static int wp_queue(struct bch_fs *c, struct bch_write_point *wp, unsigned i,
+		    const uint8_t *buf, uint64_t sectors, uint64_t sector, struct printbuf *err)
+{
+	struct wp_pending *p = &wp->pend[i];
+	int ret;
+
+	if (p->sectors && p->dev == wp->s[i].dev && p->sector + p->sectors == sector &&
+	    p->buf + p->sectors * 512 == buf && buf != wp->cbuf) {
+		p->sectors += sectors;
+		return 0;
+	}
+	ret = pend_issue(c, p, err);
+	if (ret)
+		return ret;
+	if (buf == wp->cbuf)	/* reused by the next piece: out now */
+		return pend_issue(c, &(struct wp_pending) {
+			.buf = buf, .sector = sector, .sectors = sectors, .dev = wp->s[i].dev,
+		}, err);
+	*p = (struct wp_pending) {
+		.buf = buf, .sector = sector, .sectors = sectors, .dev = wp->s[i].dev,
+	};
+	return 0;
+}
+
+/* Forget the pending writes (an error: their keys are not committed). */
+static void wp_drop(struct bch_write_point *wp)
+{
+	for (unsigned i = 0; i < BCH_REPLICAS_MAX; i++)
+		wp->pend[i].sectors = 0;
+}
+
+static int wp_flush(struct bch_fs *c, struct bch_write_point *wp, struct printbuf *err)
+{
+	int ret = 0;
+
+	for (unsigned i = 0; i < BCH_REPLICAS_MAX; i++) {
+		int r = pend_issue(c, &wp->pend[i], err);
+
+		if (r && !ret)
+			ret = r;
+	}
+	return ret;
+}
 
 void bch_write_point_free(struct bch_fs *c, struct bch_write_point *wp)
 {
@@ -389,21 +464,24 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 		unsigned i;
 
 		ret = wp_space(c, wp, o, &space, err);
-		if (ret)
-			return done ? (int64_t)done : ret;
+		if (ret) {
+			int r = wp_flush(c, wp, err);
+
+			return r ? r : done ? (int64_t)done : ret;
+		}
 		ret = bch_extent_encode(c, o, data, sectors - done, space, wp->cbuf,
 					o->encrypted ? bch_fs_rw_key_version(c) : 0, &e, err);
-		if (ret)
+		if (ret) {
+			wp_drop(wp);	/* nothing of this call is committed */
 			return ret;
+		}
 		for (i = 0; i < wp->nr; i++) {
 			struct wp_slot *s = &wp->s[i];
-			struct bch_member_dev *ca = c->devs[s->dev];
 			uint64_t sector = s->bucket * s->bucket_size + s->used;
 
-			ret = dev_pwrite(ca->io, e.payload, e.out * 512, sector * 512);
+			ret = wp_queue(c, wp, i, e.payload, e.out, sector, err);
 			if (ret) {
-				pr_buf(err, "%s: writing data at sector %" PRIu64 ": %s\n",
-				       ca->io->path, sector, bch_err_str(ret));
+				wp_drop(wp);
 				return ret;
 			}
 			ptrs[i] = (struct bch_extent_ptr_unpacked) {
@@ -419,5 +497,6 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 		data += e.in * 512;
 		done += e.in;
 	}
-	return (int64_t)done;
+	ret = wp_flush(c, wp, err);
+	return ret ? ret : (int64_t)done;
 }
