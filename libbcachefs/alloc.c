@@ -36,7 +36,8 @@ static bool bucket_is_free(const struct bch_dev_alloc *d, uint64_t b)
 {
 	const struct bucket_h *g = bch_bucket(d, b);
 
-	return b >= d->first_bucket && !g->owned && !g->data_type && !g->dirty_sectors;
+	return b >= d->first_bucket && !g->owned && !g->pending && !g->data_type &&
+		!g->dirty_sectors;
 }
 
 /* After bucket @b changed: it was free before (@was_free); keep nr_free right. */
@@ -527,7 +528,8 @@ static void user_bucket_empty(struct bch_allocator *a, struct bch_dev_alloc *d, 
 			      struct bucket_h *g, uint64_t seq)
 {
 	g->data_type = 0;
-	g->owned = true;
+	g->pending = true;
+	g->pending_seq = (uint32_t)seq;
 	pending_add(a, d->idx, b, seq);
 }
 
@@ -592,8 +594,17 @@ void bch_alloc_release_durable(struct bch_allocator *a, uint64_t durable_seq)
 			continue;
 		was_free = bucket_is_free(d, p->bucket);
 		g = bch_bucket_mut(d, p->bucket);
-		if (!g->dirty_sectors && !g->data_type)
-			g->owned = false;
+		/* a later emptying waits for its own entry */
+		if (g->pending && g->pending_seq == (uint32_t)p->seq) {
+			/*
+			 * free now, or in use: a write point closes a bucket
+			 * before the keys of its data are committed (they go in
+			 * the same entry)
+			 */
+			g->pending = false;
+			if (!g->dirty_sectors && g->data_type == BCH_DATA_USER)
+				g->data_type = 0;
+		}
 		free_account(d, p->bucket, was_free);
 	}
 	a->nr_pending = o;

@@ -34,7 +34,9 @@ struct bucket_h {
 	bool		gen_dirty;	/* gen changed: its alloc key must be written */
 	bool		owned;		/* handed out by bch_alloc_bucket() */
 	bool		has_key;	/* the alloc btree has a key for it */
+	bool		pending;	/* emptied: free once pending_seq is durable */
 	uint32_t	dirty_sectors;
+	uint32_t	pending_seq;	/* low 32 bits of the newest such seq */
 };
 
 struct bch_dev_alloc {
@@ -62,6 +64,8 @@ struct bch_dev_alloc {
 
 #define BUCKET_CHUNK_SHIFT	14
 #define BUCKET_CHUNK		(1ULL << BUCKET_CHUNK_SHIFT)
+
+_Static_assert(sizeof(struct bucket_h) == 16, "bucket_h");
 
 /* Bucket @b (< nbuckets) of @d, to read: a shared zero bucket when untouched. */
 static inline const struct bucket_h *bch_bucket(const struct bch_dev_alloc *d, uint64_t b)
@@ -203,8 +207,11 @@ bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, u
  * the bucket is not free at once: its keys were overwritten by an update
  * in journal entry @seq, and until that entry is durable a crash would
  * bring them back. It is held (owned) until bch_alloc_release_durable()
- * is told that @seq is durable. A bucket a write point is filling (owned)
- * waits for bch_alloc_wp_close().
+ * is told that @seq is durable (held: pending). A bucket a write point is
+ * filling (owned) waits for bch_alloc_wp_close(), which may come before
+ * the keys of its data are committed: a held bucket that got data
+ * meanwhile is simply in use when its entry is durable, and one emptied
+ * again meanwhile waits for the later entry.
  */
 void bch_alloc_user_add(struct bch_allocator *a, unsigned dev, uint64_t bucket,
 			int64_t delta, uint64_t seq);
