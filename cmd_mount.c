@@ -45,9 +45,11 @@ const char cmd_mount_usage[] =
 "                                direct_io no kernel cache of file data: every\n"
 "                                          read comes here (data cached once,\n"
 "                                          under the device; shared mmap of\n"
-"                                          files fails). The default:\n"
-"                                          sequential reads are about twice\n"
-"                                          as fast\n"
+"                                          files fails). The default for\n"
+"                                          files opened read-only: sequential\n"
+"                                          reads are about twice as fast;\n"
+"                                          files opened for writing use the\n"
+"                                          kernel's cache (shared mmap works)\n"
 "                                kernel_cache  the kernel caches file data\n"
 "                                          (shared mmap works, repeated reads\n"
 "                                          come from memory)\n"
@@ -108,7 +110,7 @@ int cmd_mount(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct printbuf err = PRINTBUF, fsname = PRINTBUF, fuse_opts = PRINTBUF;
 	/* direct I/O by default: bench/20-mount-read.sh, ~2x kernel_cache */
-	struct bch_fuse_opts bo = { .kernel_cache = false };
+	struct bch_fuse_opts bo = { .kernel_cache = false, .cache_auto = true };
 	struct bch_fuse *bf = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
@@ -134,6 +136,7 @@ int cmd_mount(int argc, char *argv[])
 				}
 				if (!strcmp(t, "kernel_cache") || !strcmp(t, "direct_io")) {
 					bo.kernel_cache = t[0] == 'k';
+					bo.cache_auto = false;
 					continue;
 				}
 				if (!strncmp(t, "max_read=", 9)) {
@@ -155,6 +158,8 @@ int cmd_mount(int argc, char *argv[])
 					bo.no_read_ahead = t[0] == 'n';
 					continue;
 				}
+				if (!strcmp(t, "noatime"))
+					bo.noatime = true;	/* and the kernel's flag too */
 				if (!strcmp(t, "verbose")) {
 					fo.verbose++;
 					continue;

@@ -516,6 +516,184 @@ static int block_read(struct bch_fs *c, const struct bch_inode_unpacked *u, uint
 	return n < 0 ? (int)n : 0;
 }
 
+/* ---- xattrs in a transaction -------------------------------------------------- */
+
+/*
+ * Set xattr (@type, @name) of inode @u to @val in @t: in place when it
+ * exists, else in the first free slot of its probe run. (*@found: whether
+ * it existed; may be NULL.)
+ */
+static int xattr_put(struct bch_fs *c, struct btree_trans *t, const struct bch_inode_unpacked *u,
+		     unsigned type, const char *name, size_t len, const void *val, size_t size,
+		     bool *found, struct printbuf *err)
+{
+	struct hash_desc h;
+	struct slot *s;
+	size_t bytes = (size_t)bch_xattr_val_u64s(len, size) * 8;
+	uint64_t hash, off;
+	int ret;
+
+	if (BKEY_U64S_UNPACKED + bytes / 8 > BKEY_MAX_U64S - 1 || size > UINT16_MAX)
+		return -E2BIG;
+	ret = hash_desc_init(&h, BTREE_ID_XATTRS, u, err);
+	if (ret)
+		return ret;
+	s = xmalloc(sizeof(*s));
+	hash = bch_xattr_hash(&h.info, type, name, len);
+	ret = hash_find(c, t, &h, hash, type, name, len, &off, s);
+	if (found)
+		*found = !ret;
+	if (ret == -ENOENT)
+		ret = hash_free_slot(c, t, &h, hash, &off);
+	if (!ret) {
+		uint64_t *v = xcalloc(1, bytes);
+		size_t vb = bch_xattr_encode(type, name, len, val, size, v, bytes);
+		struct bkey_h k = { .type = BCH_XATTR, .p = POS_H(u->bi_inum, off) };
+
+		bch_trans_update(t, BTREE_ID_XATTRS, &k, v, (unsigned)vb);
+		free(v);
+	}
+	free(s);
+	return ret;
+}
+
+/* Remove xattr (@type, @name) of @u in @t, if it is there. */
+static int xattr_del(struct bch_fs *c, struct btree_trans *t, const struct bch_inode_unpacked *u,
+		     unsigned type, const char *name, size_t len, bool *found, struct printbuf *err)
+{
+	struct hash_desc h;
+	struct slot *s;
+	uint64_t off;
+	int ret = hash_desc_init(&h, BTREE_ID_XATTRS, u, err);
+
+	if (ret)
+		return ret;
+	s = xmalloc(sizeof(*s));
+	ret = hash_find(c, t, &h, bch_xattr_hash(&h.info, type, name, len), type, name, len,
+			&off, s);
+	if (found)
+		*found = !ret;
+	if (!ret)
+		ret = hash_delete(c, t, &h, off);
+	else if (ret == -ENOENT)
+		ret = 0;
+	free(s);
+	return ret;
+}
+
+/* ---- POSIX ACLs (in the VFS form: le32 version 2, 8-byte entries) ---------------- */
+
+#define ACL_VFS_MAX	(4 + 8 * 64)
+
+enum { ACL_T_USER_OBJ = 1, ACL_T_USER = 2, ACL_T_GROUP_OBJ = 4, ACL_T_GROUP = 8,
+       ACL_T_MASK = 0x10, ACL_T_OTHER = 0x20 };
+
+static unsigned acl_perm(const uint8_t *e)
+{
+	return get_le16_unaligned(e + 2) & 7;
+}
+
+static void acl_set_perm(uint8_t *e, unsigned perm)
+{
+	e[2] = (uint8_t)perm;
+	e[3] = 0;
+}
+
+/* ACL @type of @u in the VFS form into @buf: its size, 0 when it has none. */
+static ssize_t acl_get(struct bch_fs *c, const struct bch_inode_unpacked *u, unsigned type,
+		       uint8_t *buf, size_t size)
+{
+	ssize_t n;
+
+	if (!BCH_SB_POSIX_ACL(c->sb))
+		return 0;
+	n = bch_xattr_get(c, u, type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS ? "system.posix_acl_access"
+			  : "system.posix_acl_default", buf, size, NULL);
+	return n == -ENODATA ? 0 : n;
+}
+
+/* Store ACL @type of @u from the VFS form (nothing stored for one the mode says). */
+static int acl_put(struct bch_fs *c, struct btree_trans *t, const struct bch_inode_unpacked *u,
+		   unsigned type, const uint8_t *vfs, size_t len, struct printbuf *err)
+{
+	uint8_t acl[SLOT_VAL_MAX];
+	ssize_t n = bch_acl_from_xattr(vfs, len, type, acl, sizeof(acl));
+
+	if (n < 0)
+		return n == -E2BIG ? -E2BIG : -EINVAL;
+	if (!n)
+		return xattr_del(c, t, u, type, "", 0, NULL, err);
+	return xattr_put(c, t, u, type, "", 0, acl, (size_t)n, NULL, err);
+}
+
+/*
+ * The access ACL of a new inode from its directory's default ACL @acl
+ * (POSIX: the ACL's owner, group class and other permissions masked by
+ * the mode asked for, and the mode by them); *@mode is updated.
+ */
+static void acl_create_masq(uint8_t *acl, size_t len, unsigned *mode)
+{
+	uint8_t *group_obj = NULL, *mask = NULL;
+	unsigned m = *mode;
+
+	for (size_t i = 4; i + 8 <= len; i += 8) {
+		uint8_t *e = acl + i;
+
+		switch (get_le16_unaligned(e)) {
+		case ACL_T_USER_OBJ:
+			acl_set_perm(e, acl_perm(e) & (m >> 6));
+			m &= (acl_perm(e) << 6) | ~0700U;
+			break;
+		case ACL_T_GROUP_OBJ:
+			group_obj = e;
+			break;
+		case ACL_T_MASK:
+			mask = e;
+			break;
+		case ACL_T_OTHER:
+			acl_set_perm(e, acl_perm(e) & m);
+			m &= acl_perm(e) | ~0007U;
+			break;
+		}
+	}
+	if (mask || group_obj) {
+		uint8_t *g = mask ? mask : group_obj;
+
+		acl_set_perm(g, acl_perm(g) & (m >> 3));
+		m &= (acl_perm(g) << 3) | ~0070U;
+	}
+	*mode = m;
+}
+
+/* An access ACL follows a chmod (POSIX: owner, group class and other entries). */
+static void acl_chmod(uint8_t *acl, size_t len, unsigned mode)
+{
+	uint8_t *group_obj = NULL, *mask = NULL;
+
+	for (size_t i = 4; i + 8 <= len; i += 8) {
+		uint8_t *e = acl + i;
+
+		switch (get_le16_unaligned(e)) {
+		case ACL_T_USER_OBJ:
+			acl_set_perm(e, (mode >> 6) & 7);
+			break;
+		case ACL_T_GROUP_OBJ:
+			group_obj = e;
+			break;
+		case ACL_T_MASK:
+			mask = e;
+			break;
+		case ACL_T_OTHER:
+			acl_set_perm(e, mode & 7);
+			break;
+		}
+	}
+	if (mask)
+		acl_set_perm(mask, (mode >> 3) & 7);
+	else if (group_obj)
+		acl_set_perm(group_obj, (mode >> 3) & 7);
+}
+
 /* ---- creating --------------------------------------------------------------- */
 
 static void inode_init(struct bch_fs *c, struct bch_inode_unpacked *u, uint64_t inum,
@@ -625,7 +803,39 @@ int bch_fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
 	ret = inode_alloc(c, &inum, &gen, err);
 	if (ret)
 		goto out;
-	inode_init(c, &u, inum, gen, mode, rdev, cr, &d);
+	{
+		/* setgid directories, default ACLs or the umask (POSIX) */
+		struct bch_creds cr2 = *cr;
+		uint8_t dacl[ACL_VFS_MAX], aacl[ACL_VFS_MAX];
+		ssize_t dn = symlink ? 0 : acl_get(c, &d, BCH_XATTR_INDEX_POSIX_ACL_DEFAULT,
+						   dacl, sizeof(dacl));
+		unsigned m = mode & 07777;
+
+		if (dn < 0)
+			dn = 0;
+		if (d.bi_mode & S_ISGID) {
+			cr2.gid = d.bi_gid;
+			if (S_ISDIR(mode))
+				m |= S_ISGID;
+		}
+		if (dn) {
+			memcpy(aacl, dacl, (size_t)dn);
+			acl_create_masq(aacl, (size_t)dn, &m);
+		} else if (!symlink) {
+			m &= ~cr->umask;
+		}
+		mode = (mode & S_IFMT) | m;
+		inode_init(c, &u, inum, gen, mode, rdev, &cr2, &d);
+		if (dn) {
+			ret = acl_put(c, &t, &u, BCH_XATTR_INDEX_POSIX_ACL_ACCESS, aacl,
+				      (size_t)dn, err);
+			if (!ret && S_ISDIR(mode))
+				ret = acl_put(c, &t, &u, BCH_XATTR_INDEX_POSIX_ACL_DEFAULT, dacl,
+					      (size_t)dn, err);
+			if (ret)
+				goto out;
+		}
+	}
 	if (symlink) {
 		ret = symlink_data(c, &t, &u, symlink, err);
 		if (ret)
@@ -1014,7 +1224,7 @@ static int64_t write_blocks(struct bch_fs *c, struct btree_trans *t,
 }
 
 ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const void *buf,
-		     size_t len, bool append, struct bch_inode_unpacked *out,
+		     size_t len, unsigned flags, struct bch_inode_unpacked *out,
 		     struct printbuf *err)
 {
 	size_t bs = (size_t)c->block_size * 512;
@@ -1031,7 +1241,7 @@ ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const voi
 		return ret;
 	if (!S_ISREG(u.bi_mode))
 		return is_dir(&u) ? -EISDIR : -EINVAL;
-	if (append)
+	if (flags & BCH_WRITE_APPEND)
 		offset = u.bi_size;
 	if (!len)
 		return 0;
@@ -1074,6 +1284,11 @@ write:
 	if (offset + (uint64_t)done > u.bi_size)
 		u.bi_size = offset + (uint64_t)done;
 	u.bi_mtime = u.bi_ctime = bch_fs_now(c);
+	if (flags & BCH_WRITE_KILL_SUID) {
+		u.bi_mode &= (uint16_t)~S_ISUID;
+		if (u.bi_mode & S_IXGRP)
+			u.bi_mode &= (uint16_t)~S_ISGID;
+	}
 	trans_inode(&t, &u);
 	ret = bch_trans_commit(&t, err);
 	if (!ret && out)
@@ -1190,8 +1405,21 @@ int bch_fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa
 			goto out;
 		u.bi_mtime = now;
 	}
-	if (sa->valid & BCH_SET_MODE)
+	if (sa->valid & BCH_SET_MODE) {
+		uint8_t acl[ACL_VFS_MAX];
+		ssize_t n;
+
 		u.bi_mode = (uint16_t)((u.bi_mode & S_IFMT) | (sa->mode & 07777));
+		/* an access ACL follows the mode */
+		n = S_ISLNK(u.bi_mode) ? 0
+			: acl_get(c, &u, BCH_XATTR_INDEX_POSIX_ACL_ACCESS, acl, sizeof(acl));
+		if (n > 0) {
+			acl_chmod(acl, (size_t)n, u.bi_mode);
+			ret = acl_put(c, &t, &u, BCH_XATTR_INDEX_POSIX_ACL_ACCESS, acl, (size_t)n, err);
+			if (ret)
+				goto out;
+		}
+	}
 	if (sa->valid & BCH_SET_UID)
 		u.bi_uid = sa->uid;
 	if (sa->valid & BCH_SET_GID)
@@ -1434,8 +1662,8 @@ int bch_fs_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
 	struct btree_trans t;
 	struct slot *s;
 	const char *name;
-	size_t len, bytes;
-	uint64_t off, hash;
+	size_t len;
+	uint64_t off;
 	unsigned type, mode;
 	bool found, remove = false;
 	int ret;
@@ -1463,42 +1691,23 @@ int bch_fs_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
 		val = acl;
 		size = (size_t)n;
 	}
-	/* the whole key: header, then the value (40 §40.6.6) */
-	bytes = (size_t)bch_xattr_val_u64s(len, size) * 8;
-	if (BKEY_U64S_UNPACKED + bytes / 8 > BKEY_MAX_U64S - 1 || size > UINT16_MAX)
-		return -E2BIG;
 
 	s = xmalloc(sizeof(*s));
-	hash = bch_xattr_hash(&h.info, type, name, len);
 	bch_trans_init(&t, c);
-	ret = hash_find(c, &t, &h, hash, type, name, len, &off, s);
+	ret = hash_find(c, &t, &h, bch_xattr_hash(&h.info, type, name, len), type, name, len,
+			&off, s);
 	found = !ret;
 	if (ret && ret != -ENOENT)
 		goto out;
 	ret = 0;
-	if (found && (flags & BCH_XATTR_CREATE)) {
+	if (found && (flags & BCH_XATTR_CREATE))
 		ret = -EEXIST;
-		goto out;
-	}
-	if (!found && (flags & BCH_XATTR_REPLACE) && !remove) {
+	else if (!found && (flags & BCH_XATTR_REPLACE) && !remove)
 		ret = -ENODATA;
-		goto out;
-	}
-	if (remove) {
-		if (found)
-			ret = hash_delete(c, &t, &h, off);
-	} else {
-		if (!found)
-			ret = hash_free_slot(c, &t, &h, hash, &off);
-		if (!ret) {
-			uint64_t *v = xcalloc(1, bytes);
-			size_t vb = bch_xattr_encode(type, name, len, val, size, v, bytes);
-			struct bkey_h k = { .type = BCH_XATTR, .p = POS_H(inum, off) };
-
-			bch_trans_update(&t, BTREE_ID_XATTRS, &k, v, (unsigned)vb);
-			free(v);
-		}
-	}
+	else if (remove)
+		ret = found ? hash_delete(c, &t, &h, off) : 0;
+	else
+		ret = xattr_put(c, &t, &u, type, name, len, val, size, NULL, err);
 	if (!ret) {
 		u.bi_ctime = bch_fs_now(c);
 		trans_inode(&t, &u);
@@ -1516,11 +1725,10 @@ int bch_fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
 	struct bch_inode_unpacked u;
 	struct hash_desc h;
 	struct btree_trans t;
-	struct slot *s;
 	const char *name;
 	size_t len;
-	uint64_t off;
 	unsigned type;
+	bool found;
 	int ret;
 
 	ret = xattr_prepare(c, inum, full_name, &u, &h, &type, &name, &len, err);
@@ -1528,25 +1736,44 @@ int bch_fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
 		return -ENODATA;
 	if (ret)
 		return ret;
-	s = xmalloc(sizeof(*s));
 	bch_trans_init(&t, c);
-	ret = hash_find(c, &t, &h, bch_xattr_hash(&h.info, type, name, len), type, name, len,
-			&off, s);
-	if (ret == -ENOENT)
+	ret = xattr_del(c, &t, &u, type, name, len, &found, err);
+	if (!ret && !found)
 		ret = -ENODATA;
-	if (!ret)
-		ret = hash_delete(c, &t, &h, off);
 	if (!ret) {
 		u.bi_ctime = bch_fs_now(c);
 		trans_inode(&t, &u);
 		ret = bch_trans_commit(&t, err);
 	}
 	bch_trans_exit(&t);
-	free(s);
 	return ret;
 }
 
 /* ---- the rest --------------------------------------------------------------------- */
+
+int bch_fs_read_atime(struct bch_fs *c, uint64_t inum, struct printbuf *err)
+{
+	struct bch_inode_unpacked u;
+	struct btree_trans t;
+	int64_t now, at, tp = le32_to_cpu(c->sb->time_precision) ?: 1;
+	int ret = inode_read(c, inum, &u, err);
+
+	if (ret)
+		return ret;
+	now = (int64_t)bch_fs_now(c);
+	at = (int64_t)u.bi_atime;
+	/* relatime: older than the last change, or a day old */
+	if (at > (int64_t)u.bi_mtime && at > (int64_t)u.bi_ctime &&
+	    now - at < (int64_t)(86400LL * 1000000000LL / tp))
+		return 0;
+	u.bi_atime = (uint64_t)now;
+	bch_trans_init(&t, c);
+	trans_inode(&t, &u);
+	ret = bch_trans_commit(&t, err);
+	bch_trans_exit(&t);
+	return ret;
+}
+
 
 int bch_fs_fsync(struct bch_fs *c, struct printbuf *err)
 {

@@ -39,16 +39,24 @@
 struct bch_fs;
 struct printbuf;
 
-/* Who creates: owner and group of new inodes. */
+/*
+ * Who creates: owner and group of new inodes, and the umask (applied here,
+ * unless the parent directory has a default POSIX ACL, which then decides
+ * the new inode's ACL and mode as POSIX says).
+ */
 struct bch_creds {
 	uint32_t	uid;
 	uint32_t	gid;
+	uint32_t	umask;
 };
 
 /*
  * Create @name (@len bytes) in directory @dir: a regular file, directory,
  * device node, fifo or socket by @mode (and @rdev), or a symlink to
- * @symlink (mode S_IFLNK | 0777). *@out is the new inode.
+ * @symlink (mode S_IFLNK | 0777). *@out is the new inode. In a setgid
+ * directory the group is the directory's (and a new directory is setgid
+ * too); a default ACL of the directory becomes the new inode's access
+ * ACL, masked by the mode asked for (and a new directory's default ACL).
  * -EEXIST, -ENOTDIR, -ENAMETOOLONG, -ENOSPC.
  */
 int bch_fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
@@ -117,15 +125,25 @@ struct bch_setattr {
 int bch_fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa,
 		   struct bch_inode_unpacked *out, struct printbuf *err);
 
+#define BCH_WRITE_APPEND	(1U << 0)	/* at the end of the file (O_APPEND) */
+#define BCH_WRITE_KILL_SUID	(1U << 1)	/* by someone else: setuid (and setgid
+						   with group execute) go */
+
 /*
- * Write @len bytes of @buf at byte @offset of regular file @inum (@append:
- * at its end). Returns the bytes written (fewer than @len when space ran
- * out after some) or a negative error (-ENOSPC, -EFBIG, I/O errors).
- * *@out (may be NULL) is the inode after the write.
+ * Write @len bytes of @buf at byte @offset of regular file @inum (@flags
+ * above). Returns the bytes written (fewer than @len when space ran out
+ * after some) or a negative error (-ENOSPC, -EFBIG, I/O errors). *@out
+ * (may be NULL) is the inode after the write.
  */
 ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const void *buf,
-		     size_t len, bool append, struct bch_inode_unpacked *out,
+		     size_t len, unsigned flags, struct bch_inode_unpacked *out,
 		     struct printbuf *err);
+
+/*
+ * The file was read: its atime moves to now when it is older than its
+ * mtime or ctime, or a day old (relatime).
+ */
+int bch_fs_read_atime(struct bch_fs *c, uint64_t inum, struct printbuf *err);
 
 /* fallocate(2) modes */
 #define BCH_FALLOC_KEEP_SIZE	0x01

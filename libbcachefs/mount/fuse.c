@@ -196,6 +196,8 @@ static bool get_inode(struct bch_fuse *bf, fuse_req_t req, uint64_t inum,
 	return !ret;
 }
 
+static bool is_orphan(const struct bch_fuse *bf, uint64_t inum);
+
 static void fill_stat(struct bch_fuse *bf, const struct bch_inode_unpacked *inode,
 		      struct stat *st)
 {
@@ -205,7 +207,7 @@ static void fill_stat(struct bch_fuse *bf, const struct bch_inode_unpacked *inod
 	memset(st, 0, sizeof(*st));
 	st->st_ino	= s.ino;
 	st->st_mode	= s.mode;
-	st->st_nlink	= s.nlink;
+	st->st_nlink	= is_orphan(bf, s.ino) ? 0 : s.nlink;
 	st->st_uid	= s.uid;
 	st->st_gid	= s.gid;
 	if (S_ISCHR(s.mode) || S_ISBLK(s.mode))
@@ -383,6 +385,8 @@ static uint64_t parent_get(const struct bch_fuse *bf, uint64_t dir)
 /* ---- operations ---- */
 
 static void *timer_fn(void *arg);
+static void reply_ret(struct bch_fuse *bf, fuse_req_t req, int ret, struct printbuf *err,
+		      const char *op, uint64_t inum);
 
 static void bf_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -405,6 +409,9 @@ static void bf_init(void *userdata, struct fuse_conn_info *conn)
 	if (bf->opts.rw) {
 		/* writes of up to 1 MiB: one extent batch per request */
 		conn->max_write = 1U << 20;
+		/* the umask is applied here, where default ACLs are known */
+		if (conn->capable & FUSE_CAP_DONT_MASK)
+			conn->want |= FUSE_CAP_DONT_MASK;
 		if (!bf->timer_live && !pthread_create(&bf->timer, NULL, timer_fn, bf))
 			bf->timer_live = true;
 	}
@@ -611,6 +618,14 @@ static bool opens_in_use(void *arg, uint64_t inum)
 	return map_get(&bf->opens, inum, &v) && (v & ~OPEN_ORPHAN);
 }
 
+/* Unlinked while open: stat says no link. */
+static bool is_orphan(const struct bch_fuse *bf, uint64_t inum)
+{
+	uint64_t v;
+
+	return bf->opts.rw && map_get(&bf->opens, inum, &v) && (v & OPEN_ORPHAN);
+}
+
 static void orphan_mark(struct bch_fuse *bf, uint64_t inum)
 {
 	uint64_t v;
@@ -628,7 +643,8 @@ static void file_open_reply(struct bch_fuse *bf, fuse_req_t req,
 
 	bch_file_open(bf->c, inode, f);
 	fi->fh = (uint64_t)(uintptr_t)f;
-	if (bf->opts.kernel_cache)
+	if (bf->opts.kernel_cache ||
+	    (bf->opts.rw && bf->opts.cache_auto && (fi->flags & O_ACCMODE) != O_RDONLY))
 		fi->keep_cache = !bf->opts.rw;	/* read-only: the data cannot change */
 	else
 		fi->direct_io = 1;
@@ -660,6 +676,19 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		/* devices, fifos and sockets are opened by the kernel itself */
 		fuse_reply_err(req, EACCES);
 		return;
+	}
+	if (bf->opts.rw && (fi->flags & O_TRUNC)) {
+		/* FUSE_CAP_ATOMIC_O_TRUNC (libfuse's default): the truncate is ours */
+		struct bch_setattr sa = { .valid = BCH_SET_SIZE | BCH_SET_MTIME_NOW };
+		struct printbuf err = PRINTBUF;
+		int ret = bch_fs_setattr(bf->c, inode.bi_inum, &sa, &inode, &err);
+
+		if (ret) {
+			reply_ret(bf, req, ret, &err, "open O_TRUNC", inode.bi_inum);
+			printbuf_exit(&err);
+			return;
+		}
+		printbuf_exit(&err);
 	}
 	if (bf->opts.readahead_kb && bf->opts.mountpoint && !bf->readahead_done) {
 		mount_set_readahead(bf->opts.mountpoint, bf->opts.readahead_kb);
@@ -716,6 +745,15 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		/* a copy was bad and another served the read: say which */
 		bf_log(bf, &err, "read of inode %" PRIu64 " at offset %lld: served from another copy",
 		       f->inum, (long long)off);
+	if (bf->opts.rw && !bf->opts.noatime && !f->atime_done) {
+		/* relatime: once per open file at most */
+		struct printbuf aerr = PRINTBUF;
+
+		f->atime_done = true;
+		if (bch_fs_read_atime(bf->c, f->inum, &aerr))
+			bf_log(bf, &aerr, "updating the atime of inode %" PRIu64 " failed", f->inum);
+		printbuf_exit(&aerr);
+	}
 	if (bf->segs.nr > BCH_FUSE_REPLY_IOV_MAX) {
 		/* many small pieces (writev takes at most IOV_MAX): one buffer */
 		for (i = 0, pos = 0; i < bf->segs.nr; pos += bf->segs.v[i++].len)
@@ -986,6 +1024,8 @@ static void creds(fuse_req_t req, struct bch_creds *cr)
 
 	cr->uid = ctx ? ctx->uid : 0;
 	cr->gid = ctx ? ctx->gid : 0;
+	/* FUSE_CAP_DONT_MASK: the umask is ours to apply (not with a default ACL) */
+	cr->umask = ctx ? ctx->umask : 022;
 }
 
 /* Create @name in @parent and reply with its entry (or open it: @fi). */
@@ -1192,7 +1232,16 @@ static void bf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_err(req, EINVAL);
 		return;
 	}
-	n = bch_fs_write(bf->c, inum, (uint64_t)off, buf, size, fi->flags & O_APPEND, NULL, &err);
+	{
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		unsigned flags = fi->flags & O_APPEND ? BCH_WRITE_APPEND : 0;
+
+		/* a write by anyone but root takes setuid away (the kernel's
+		 * file_remove_privs, which direct I/O does not do for us) */
+		if (ctx && ctx->uid)
+			flags |= BCH_WRITE_KILL_SUID;
+		n = bch_fs_write(bf->c, inum, (uint64_t)off, buf, size, flags, NULL, &err);
+	}
 	if (n < 0)
 		reply_ret(bf, req, (int)n, &err, "write", inum);
 	else
@@ -1299,6 +1348,22 @@ static void bf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	else
 		fuse_reply_lseek(req, (off_t)ret);
 	printbuf_exit(&err);
+}
+
+static void bf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+
+	/* counted like files: a directory removed while open stays until closed */
+	opens_inc(bf, bch_fuse_ino_to_inum(ino));
+	if (fuse_reply_open(req, fi))
+		opens_dec(bf, bch_fuse_ino_to_inum(ino));
+}
+
+static void bf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	opens_dec(req_fs(req), bch_fuse_ino_to_inum(ino));
+	fuse_reply_err(req, 0);
 }
 
 /* ---- the journal timer (read-write) ---- */
@@ -1409,6 +1474,9 @@ LOCKED(bf_fallocate, (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, of
 		      struct fuse_file_info *fi), (req, ino, mode, offset, length, fi))
 LOCKED(bf_lseek, (fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		  struct fuse_file_info *fi), (req, ino, off, whence, fi))
+LOCKED(bf_opendir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+LOCKED(bf_releasedir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi),
+       (req, ino, fi))
 
 /* read-only: the write operations are left NULL (libfuse answers ENOSYS; a
  * read-only mount never gets them) */
@@ -1445,7 +1513,9 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
 	.flush		= bf_flush,
 	.release	= bf_release_locked,
 	.fsync		= bf_fsync_locked,
+	.opendir	= bf_opendir_locked,
 	.readdir	= bf_readdir_locked,
+	.releasedir	= bf_releasedir_locked,
 	.fsyncdir	= bf_fsync_locked,
 	.statfs		= bf_statfs_locked,
 	.setxattr	= bf_setxattr_locked,

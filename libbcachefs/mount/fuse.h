@@ -51,6 +51,13 @@ struct bch_fuse_opts {
 	 * kernel copies each reply into its cache, then to the reader.
 	 */
 	bool		kernel_cache;
+	/*
+	 * read-write, neither option given: files opened for writing use the
+	 * kernel's cache (shared writable mmap works there, and writes are
+	 * written through), files opened read-only direct I/O (the fast
+	 * read path above)
+	 */
+	bool		cache_auto;
 	/* the max_read mount option given to fuse_session_new(), if any
 	 * (libfuse 3 wants init to ask for the same) */
 	unsigned	max_read;
@@ -64,6 +71,8 @@ struct bch_fuse_opts {
 	/* read-write: the write operations, the journal timer (the engine
 	 * must be started, with batched commits) */
 	bool		rw;
+	/* no atime updates on reads (-o noatime; default: relatime) */
+	bool		noatime;
 	/* one message per failed operation (no trailing newline); may be NULL */
 	void		(*log)(void *arg, const char *msg);
 	void		*log_arg;

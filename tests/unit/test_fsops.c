@@ -87,7 +87,7 @@ static void close_fsck(struct bch_fs *c)
 			     bin(), img, tmpdir, tmpdir), 0);
 }
 
-static const struct bch_creds root = { 0, 0 };
+static const struct bch_creds root = { 0, 0, 022 };
 
 static uint64_t mkfile(struct bch_fs *c, uint64_t dir, const char *name)
 {
@@ -122,7 +122,7 @@ static void test_space_back(void **state)
 	memset(buf, 0x5a, len);
 	bch_fs_statfs(c, &before);
 	inum = mkfile(c, BCACHEFS_ROOT_INO, "big");
-	assert_int_equal(bch_fs_write(c, inum, 0, buf, len, false, NULL, NULL), (ssize_t)len);
+	assert_int_equal(bch_fs_write(c, inum, 0, buf, len, 0, NULL, NULL), (ssize_t)len);
 	assert_int_equal(bch_fs_fsync(c, NULL), 0);
 	bch_fs_statfs(c, &full);
 	assert_true(before.free - full.free >= len / 512);
@@ -138,7 +138,7 @@ static void test_space_back(void **state)
 
 	/* written and deleted in one journal entry: the buckets wait for it */
 	inum = mkfile(c, BCACHEFS_ROOT_INO, "brief");
-	assert_int_equal(bch_fs_write(c, inum, 0, buf, len, false, NULL, NULL), (ssize_t)len);
+	assert_int_equal(bch_fs_write(c, inum, 0, buf, len, 0, NULL, NULL), (ssize_t)len);
 	assert_int_equal(bch_fs_unlink(c, BCACHEFS_ROOT_INO, "brief", 5, false, NULL, NULL,
 				       &orphan, NULL), 0);
 	assert_int_equal(bch_fs_fsync(c, NULL), 0);
@@ -234,7 +234,7 @@ static void test_orphan(void **state)
 	uint64_t inum = mkfile(c, BCACHEFS_ROOT_INO, "open"), orphan = 0;
 	char buf[16];
 
-	assert_int_equal(bch_fs_write(c, inum, 0, "still here", 10, false, NULL, NULL), 10);
+	assert_int_equal(bch_fs_write(c, inum, 0, "still here", 10, 0, NULL, NULL), 10);
 	assert_int_equal(bch_fs_unlink(c, BCACHEFS_ROOT_INO, "open", 4, false, always_in_use, NULL,
 				       &orphan, NULL), 0);
 	assert_int_equal(orphan, inum);
