@@ -59,21 +59,26 @@ static int run(const char *fmt, ...)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static struct bch_fs *open_rw(const char *size)
+static struct bch_fs *open_rw_opts(const char *size, const char *opts)
 {
 	struct bch_fs_opts o = { 0 };
 	struct printbuf err = PRINTBUF;
 	char *devs[1] = { img };
 	struct bch_fs *c = NULL;
 
-	assert_int_equal(run("rm -f %s && truncate -s %s %s && %s format -q --force %s >/dev/null",
-			     img, size, img, bin(), img), 0);
+	assert_int_equal(run("rm -f %s && truncate -s %s %s && %s format -q --force %s %s >/dev/null",
+			     img, size, img, bin(), opts, img), 0);
 	assert_int_equal(bch_fs_open(devs, 1, &o, &c, &err), 0);
 	assert_int_equal(bch_btree_read_bucket_gens(c, &err), 0);
 	assert_int_equal(bch_fs_rw_start(c, &err), 0);
 	bch_fs_rw_set_batch(c, true);
 	printbuf_exit(&err);
 	return c;
+}
+
+static struct bch_fs *open_rw(const char *size)
+{
+	return open_rw_opts(size, "");
 }
 
 static void close_fsck(struct bch_fs *c)
@@ -244,6 +249,27 @@ static void test_orphan(void **state)
 	close_fsck(c);
 }
 
+/* inodes_32bit: numbers stay below 2^32, the search wraps to 4096 (40 §40.5.8) */
+static void test_inodes_32bit(void **state)
+{
+	struct bch_fs *c = open_rw_opts("64M", "--inodes_32bit");
+	uint64_t a, b;
+
+	c->inode_hint = UINT32_MAX;
+	a = mkfile(c, BCACHEFS_ROOT_INO, "last");
+	assert_int_equal(a, UINT32_MAX);
+	b = mkfile(c, BCACHEFS_ROOT_INO, "wrapped");
+	assert_true(b > BCACHEFS_ROOT_INO && b < 5000);
+	close_fsck(c);
+
+	/* without the option the same hint goes on above 2^32 */
+	c = open_rw("64M");
+	c->inode_hint = UINT32_MAX;
+	mkfile(c, BCACHEFS_ROOT_INO, "last");
+	assert_true(mkfile(c, BCACHEFS_ROOT_INO, "above") > UINT32_MAX);
+	close_fsck(c);
+}
+
 static int setup(void **state)
 {
 	strcpy(tmpdir, "/tmp/test_fsops.XXXXXX");
@@ -265,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_hash_collisions),
 		cmocka_unit_test(test_rename_links),
 		cmocka_unit_test(test_orphan),
+		cmocka_unit_test(test_inodes_32bit),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
