@@ -628,6 +628,30 @@ static size_t trans_u64s(const struct btree_trans *t, size_t from)
 	return u64s;
 }
 
+/*
+ * A checkpoint now: the overlay holds more than BCH_OVERLAY_MAX_BYTES, or
+ * its nodes might not fit the free buckets of a metadata device any more
+ * (each overlay key may need a leaf of its own, each new node a bucket;
+ * old nodes go back only after the checkpoint): on a nearly full
+ * filesystem checkpoints come more often, and always find their space.
+ */
+static bool checkpoint_due(struct bch_fs *c)
+{
+	struct bch_allocator *a = &c->rw->a;
+	uint64_t min_free = UINT64_MAX;
+
+	if (c->overlay.bytes > BCH_OVERLAY_MAX_BYTES)
+		return true;
+	for (unsigned i = 0; i < BCH_ALLOC_MAX_DEVS; i++) {
+		const struct bch_dev_alloc *d = a->devs[i];
+
+		if (d && d->present && d->state == BCH_MEMBER_STATE_RW &&
+		    (d->data_allowed & (1U << BCH_DATA_BTREE)) && d->nr_free < min_free)
+			min_free = d->nr_free;
+	}
+	return min_free != UINT64_MAX && c->overlay.nr_keys + 32 > min_free / 2;
+}
+
 int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 {
 	struct bch_fs *c = t->c;
@@ -685,7 +709,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 		rw->stats.commits++;
 	}
 	trans_reset(t);
-	if (!ret && rw->batch && c->overlay.bytes > BCH_OVERLAY_MAX_BYTES)
+	if (!ret && rw->batch && checkpoint_due(c))
 		ret = bch_fs_checkpoint(c, err);
 	return ret;
 }
@@ -1317,6 +1341,9 @@ int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint
 	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);
 	if (ret)
 		return ret;
+	/* the read side judges cached pointers by these gens */
+	if (c->devs[dev] && c->devs[dev]->bucket_gens && *bucket < c->devs[dev]->nbuckets)
+		c->devs[dev]->bucket_gens[*bucket] = *gen;
 	/* its new gen is journalled before any pointer to it (30 §5.6) */
 	v = cpu_to_le64((uint64_t)*gen << 8);
 	bch_trans_init(&t, c);
