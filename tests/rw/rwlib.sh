@@ -44,7 +44,7 @@ rw_mount() {
 		> "$WORK/rw.log" 2>&1 < /dev/null &
 	pid=$!
 	_i=0
-	while ! is_mounted "$mnt"; do
+	while ! rw_is_mounted "$mnt"; do
 		if ! kill -0 $pid 2>/dev/null; then
 			wait $pid; _rc=$?
 			if grep -qiE "read-write|read-only|not available" "$WORK/rw.log"; then
@@ -64,6 +64,12 @@ rw_mount() {
 		exit 77
 	fi
 	rm -f "$mnt/.rw-probe"
+}
+
+# a FUSE mount on MOUNTPOINT (fuse.bcachefs, or fuse.ext4 when
+# tests/rw/fuse2fs-as-bcachefs.sh stands in for bcachefs)
+rw_is_mounted() {
+	awk -v m="$1" '$2 == m && $3 ~ /^fuse/ { f = 1 } END { exit !f }' /proc/mounts
 }
 
 # rw_image IMAGE SIZE [FORMAT-OPTION]...: a new formatted image
