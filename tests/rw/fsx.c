@@ -248,7 +248,11 @@ static int read_xattrs(const char *p, struct xa *v, int max)
 			continue;
 		if (k == max)
 			return -1;
-		snprintf(v[k].name, sizeof(v[k].name), "%s", names + i);
+		size_t nl = strlen(names + i);
+
+		if (nl >= sizeof(v[k].name))	/* longer than XATTR_NAME_MAX */
+			return -1;
+		memcpy(v[k].name, names + i, nl + 1);
 		ssize_t l = lgetxattr(p, names + i, v[k].val, sizeof(v[k].val));
 		if (l < 0)
 			return -1;
