@@ -70,6 +70,19 @@ $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
+# the read-write test tools (tests/rw/): the POSIX-semantics suite and the
+# fsx-style random-operation tester; plain programs, no library (and not its
+# include path: libbcachefs/dirent.h would hide the system's <dirent.h>)
+RW_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
+	-D_FILE_OFFSET_BITS=64 $(SAN)
+RW_TOOLS := $(BUILD)/tests/posix $(BUILD)/tests/fsx
+$(BUILD)/tests/posix: tests/rw/posix.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RW_CFLAGS) -MMD -MP -o $@ $<
+$(BUILD)/tests/fsx: tests/rw/fsx.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RW_CFLAGS) -MMD -MP -o $@ $<
+
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 mkfs.bcachefs fsck.bcachefs mount.bcachefs: bcachefs
@@ -85,7 +98,7 @@ demo: deps all
 
 # The tests: unit tests, command tests and golden-image tests, with a
 # closing line "N passed, N failed". check = normal build, then ASan/UBSan.
-check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage
+check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(RW_TOOLS)
 	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
 
 check-asan:
