@@ -651,7 +651,9 @@ static void op_xattr(enum op op, unsigned slot)
 	slot_path(rel, sizeof(rel), slot / o.files, slot % o.files);
 	snprintf(name, sizeof(name), "user.x%u", (unsigned)below(8));
 	if (op == OP_SETXATTR) {
-		size_t len = below(4) ? below(64) : below(2000);
+		/* up to 1900 bytes: a bcachefs xattr is one key of at most 255
+		 * u64s (2018 format), so about 1990 bytes of value at most */
+		size_t len = below(4) ? below(64) : below(1900);
 		int flags = (int[]){ 0, 0, XATTR_CREATE, XATTR_REPLACE }[below(4)];
 
 		for (size_t i = 0; i < len; i++)
