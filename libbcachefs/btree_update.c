@@ -64,6 +64,7 @@ struct bch_fs_rw {
 	/* data writes (io_write.c) */
 	struct bch_write_point	*wp;
 	uint64_t		key_version;	/* 40 §40.4.7 */
+	uint64_t		nr_nodes;	/* btree nodes of the tree on disk */
 
 	/* fsck (issue #5): nodes to rewrite at the next checkpoint */
 	struct rw_forced	*forced;
@@ -168,6 +169,7 @@ static int mark_node(void *arg, const struct btree_node_visit *v)
 	if (v->ptr)
 		bch_alloc_mark_btree_ptr(&rw->a, v->ptr, &ignore);
 	printbuf_exit(&ignore);
+	rw->nr_nodes++;
 	return 0;
 }
 
@@ -649,7 +651,9 @@ static bool checkpoint_due(struct bch_fs *c)
 		    (d->data_allowed & (1U << BCH_DATA_BTREE)) && d->nr_free < min_free)
 			min_free = d->nr_free;
 	}
-	return min_free != UINT64_MAX && c->overlay.nr_keys + 32 > min_free / 2;
+	/* at worst every dirty leaf splits in two; interior nodes and the alloc btree */
+	return min_free != UINT64_MAX &&
+		2 * min_t(uint64_t, c->overlay.nr_keys, c->rw->nr_nodes) + 32 > min_free / 2;
 }
 
 int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
@@ -1255,6 +1259,8 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem is not writable\n");
 		return -EROFS;
 	}
+	uint64_t written = rw->stats.nodes_written, freed = rw->stats.nodes_freed;
+
 	memcpy(saved, c->roots, sizeof(saved));
 	ret = mark_unclean(c, err);
 	/* what was committed goes out first: the checkpoint's entry follows it */
@@ -1292,6 +1298,8 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	rw->nr_freed = 0;
 	bch_alloc_clear_dirty(&rw->a);
 	rw->stats.checkpoints++;
+	rw->nr_nodes += rw->stats.nodes_written - written;
+	rw->nr_nodes -= min_t(uint64_t, rw->nr_nodes, rw->stats.nodes_freed - freed);
 	return 0;
 }
 
