@@ -519,6 +519,10 @@ static int copy_symlink(struct src *s, uint64_t inum, const char *path, const st
 	}
 	ret = r ? write_data(s, inum, 0, s->buf, ((uint64_t)r + bs - 1) / bs * bs / 512,
 			     &i_sectors) : 0;
+	if (s->link && r) {
+		s->link->nr_copied_extents++;
+		s->link->copied_sectors += i_sectors;
+	}
 	ino(s, inum)->bi_size = (uint64_t)r;
 	ino(s, inum)->bi_sectors = i_sectors;
 	return ret;
@@ -577,6 +581,9 @@ static int link_sectors(struct src *s, uint64_t inum, uint64_t pos, uint64_t dev
 		ret = bch_alloc_mark(s->a, dev, b, BCH_DATA_USER, (unsigned)n, s->err);
 		if (ret)
 			return ret;
+		/* the gen stays (nothing was invalidated), but the bucket needs its alloc key */
+		if (!bch_bucket(da, b)->gen_dirty)
+			bch_alloc_set_gen(s->a, dev, b, bch_bucket(da, b)->gen);
 		k.type	= 128;
 		k.size	= (uint32_t)n;
 		k.p	= POS_H(inum, pos + n);
