@@ -28,6 +28,7 @@ fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT, 0o644)
 for i in range(0, 2000, 2):
     os.pwrite(fd, os.urandom(4096), i * 4096)
 os.close(fd)' "$mnt/tree/fragmented"
+printf 'MIGRATE-DATA-MARKER\n' > "$mnt/tree/marker"
 sync
 
 # the dry run: counts, and nothing written (no reserved file, sector 7 still zero)
@@ -64,6 +65,12 @@ done
 [ "$(stat -c %a:%u:%s "$WORK/out/old_migrated_filesystem")" = "400:0:$(stat -c %s "$img")" ] ||
 	fail "old_migrated_filesystem: $(stat -c %a:%u:%s "$WORK/out/old_migrated_filesystem")"
 umount "$mnt"
+
+# dump of the migrated filesystem: its metadata (file names), never file data
+"$B" dump -o "$WORK/m.qcow2" "$img" > "$WORK/dump.out" 2>&1 || { cat "$WORK/dump.out"; fail "dump"; }
+grep -qa "hello.txt" "$WORK/m.qcow2" || fail "no file name in the dump of the metadata"
+grep -qa "MIGRATE-DATA-MARKER" "$img" || fail "the marker is not in the image"
+grep -qa "MIGRATE-DATA-MARKER" "$WORK/m.qcow2" && fail "file data in the dump of a migrated filesystem"
 
 # the default superblock: the same filesystem, readable from sector 8
 "$B" migrate-superblock -d "$loop" -o "$off" || fail "migrate-superblock"
