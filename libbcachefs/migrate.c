@@ -589,16 +589,17 @@ int bch_migrate_prepare(struct bch_migrate *m, struct printbuf *err)
 	}
 	m->st_dev = st.st_dev;
 	ret = find_mount(m, &source, err);
+	if (!ret && strcmp(m->fs_type, "ext2") && strcmp(m->fs_type, "ext3") &&
+	    strcmp(m->fs_type, "ext4") && strcmp(m->fs_type, "xfs")) {
+		pr_buf(err, "%s is %s: only ext2/3/4 and xfs can be migrated (FIEMAP, and a sector 7 "
+		       "they never use)\n", m->root, m->fs_type);
+		ret = -EOPNOTSUPP;
+	}
 	if (!ret)
 		ret = find_dev(m, source, err);
 	free(source);
 	if (ret)
 		return ret;
-	if (strcmp(m->fs_type, "ext2") && strcmp(m->fs_type, "ext3") &&
-	    strcmp(m->fs_type, "ext4") && strcmp(m->fs_type, "xfs")) {
-		pr_buf(err, "%s is %s: only ext2/3/4 and xfs can be migrated\n", m->root, m->fs_type);
-		return -EOPNOTSUPP;
-	}
 	ret = geometry(m, &opts, &d, err);
 	if (ret)
 		return ret;
