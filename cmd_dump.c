@@ -84,6 +84,7 @@ int cmd_dump(int argc, char *argv[])
 	struct bch_fs *c;
 	int opt, ret;
 
+	bch_heap_tune();
 	while ((opt = getopt_long(argc, argv, "o:fvh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'o':
