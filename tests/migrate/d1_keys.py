@@ -12,9 +12,14 @@ xattrs, extents (list-B.txt). Equal must be:
     length and device sector, key for key;
   - for data that is copied (symlink targets, data in the first MiB):
     offset and length (where it was written is allocation order);
-  - old_migrated_filesystem: the sectors it holds, except the first bucket,
-    which ours leaves out of the filesystem (member first_bucket) so the
-    superblock at sector 8 never meets data after migrate-superblock.
+  - old_migrated_filesystem, on each side: it holds exactly the sectors of
+    the device that neither linked data nor the reserved file (the
+    filefrag -v output bcachefs-file.filefrag.txt in each directory) use,
+    from sector 0 (2018) or from the first bucket (ours: the member's
+    first_bucket leaves that bucket out of the filesystem, so the
+    superblock at sector 8 never meets data after migrate-superblock).
+    Where the reserved file lies is up to ext4 (its block allocator takes
+    the process id into account), so the two sets differ by that.
 Not compared, because they cannot be equal:
   - inode numbers (the 2018 tool numbered in readdir order, ours in name
     order) and dirent/xattr offsets (hashes of a random per-inode seed);
@@ -23,6 +28,7 @@ Not compared, because they cannot be equal:
   - checksums of copied data, and the alloc btree (the buckets the
     allocator took for nodes, journal and copied data, and their gens).
 Prints the differences; exit 1 if there is one."""
+import re
 import sys
 
 TIME_FIELDS = {"bi_atime", "bi_ctime", "bi_mtime", "bi_otime"}
@@ -78,12 +84,67 @@ def ptr(val):
     return sector, "crc:" in val
 
 
-def sectors(extents, skip_below):
-    s = set()
-    for start, size, val in extents:
-        dev, _ = ptr(val)
-        s.update(x for x in range(dev, dev + size) if x >= skip_below)
-    return s
+def merge(iv):
+    out = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [tuple(x) for x in out]
+
+
+def subtract(iv, minus):
+    """intervals iv minus intervals minus (both merged)"""
+    out, j = [], 0
+    for s, e in iv:
+        while j < len(minus) and minus[j][1] <= s:
+            j += 1
+        k = j
+        while s < e:
+            if k < len(minus) and minus[k][0] < e:
+                if minus[k][0] > s:
+                    out.append((s, minus[k][0]))
+                s = max(s, minus[k][1])
+                k += 1
+            else:
+                out.append((s, e))
+                break
+    return out
+
+
+def reserved(d):
+    """device sector intervals of the reserved file (filefrag -v)"""
+    iv, bs = [], 4096
+    with open(d + "/bcachefs-file.filefrag.txt") as f:
+        for line in f:
+            m = re.search(r"blocks of (\d+) bytes", line)
+            if m:
+                bs = int(m.group(1))
+            m = re.match(r"\s*\d+:\s+\d+\.\.\s*\d+:\s+(\d+)\.\.\s*(\d+):", line)
+            if m:
+                iv.append((int(m.group(1)) * bs // 512, (int(m.group(2)) + 1) * bs // 512))
+    return merge(iv)
+
+
+def old_fs_check(fs, d, who, diffs):
+    """old_migrated_filesystem = [first, device end) - linked data - reserved file"""
+    old = fs["byp"].get("/old_migrated_filesystem")
+    ext = fs["extents"].get(old, [])
+    if not ext:
+        diffs.append("%s: old_migrated_filesystem has no extent" % who)
+        return None
+    have = merge((ptr(v)[0], ptr(v)[0] + z) for _, z, v in ext)
+    linked = merge((ptr(v)[0], ptr(v)[0] + z) for i, l in fs["extents"].items() if i != old
+                   for _, z, v in l if not ptr(v)[1])
+    first, end = have[0][0], int(fs["inodes"][old]["bi_size"]) // 512
+    want = subtract(subtract([(first, end)], linked), reserved(d))
+    if have != want:
+        diffs.append("%s: old_migrated_filesystem holds %d sector ranges, the device less "
+                     "linked data and the reserved file is %d" % (who, len(have), len(want)))
+    if linked and subtract(linked, have) != linked:
+        diffs.append("%s: old_migrated_filesystem overlaps linked data" % who)
+    return first
 
 
 def main():
@@ -98,7 +159,11 @@ def main():
     db = {(b["path"].get(x), n, b["path"].get(t)) for x, n, t in b["dirents"]}
     for d in sorted(da ^ db, key=str):
         diffs.append("dirent %s only in %s" % (d, "2018" if d in da else "ours"))
-    first_bucket = None
+    first_2018 = old_fs_check(a, sys.argv[1], "2018", diffs)
+    first_bucket = old_fs_check(b, sys.argv[2], "ours", diffs)
+    if first_2018 != 0 or not first_bucket or first_bucket > 2048:
+        diffs.append("old_migrated_filesystem starts at sector %s (2018), %s (ours)" %
+                     (first_2018, first_bucket))
     nr_linked = nr_copied = 0
     for p in sorted(pa & pb):
         ia, ib = a["byp"][p], b["byp"][p]
@@ -116,13 +181,7 @@ def main():
             diffs.append("%s: xattrs differ" % p)
         ea, eb = a["extents"].get(ia, []), b["extents"].get(ib, [])
         if old:
-            # ours starts at the first bucket the superblock at 8 leaves free
-            first_bucket = min(ptr(v)[0] for _, _, v in eb)
-            sa, sb_ = sectors(ea, first_bucket), sectors(eb, first_bucket)
-            if sa != sb_:
-                diffs.append("%s: %d sectors only in 2018's, %d only in ours" %
-                             (p, len(sa - sb_), len(sb_ - sa)))
-            continue
+            continue	# old_fs_check()
         if len(ea) != len(eb):
             diffs.append("%s: %d extents (2018) vs %d (ours)" % (p, len(ea), len(eb)))
             continue
@@ -136,8 +195,8 @@ def main():
     for d in diffs[:40]:
         print(d)
     print("%d paths, %d linked and %d copied extents compared; old_migrated_filesystem "
-          "compared from sector %s; %d differences" %
-          (len(pa & pb), nr_linked, nr_copied, first_bucket, len(diffs)))
+          "checked from sector %s (2018) and %s (ours); %d differences" %
+          (len(pa & pb), nr_linked, nr_copied, first_2018, first_bucket, len(diffs)))
     sys.exit(1 if diffs else 0)
 
 
