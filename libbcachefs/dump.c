@@ -87,6 +87,8 @@ static int journal_entry_found(void *ctx, const struct journal_scan_entry *e)
 	if (!dev_online(j->c, e->loc.dev))
 		return 0;
 	ca = j->c->devs[e->loc.dev];
+	if (e->loc.sector >= (e->loc.bucket + 1) * ca->bucket_size)
+		return 0;	/* not inside its bucket: nothing sensible to copy */
 	left = ((e->loc.bucket + 1) * ca->bucket_size - e->loc.sector) * 512;
 	if (e->status == JSET_BAD) {
 		/* the size it claims when that fits the bucket, so the same

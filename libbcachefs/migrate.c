@@ -891,6 +891,12 @@ static int check_low_sectors(const char *path, uint64_t end, struct printbuf *er
 		return ret;
 	}
 	printbuf_reset(&e);
+	if (!c->devs[0] || !c->devs[0]->sb) {
+		pr_buf(err, "%s: not member 0 of its filesystem: not made by migrate\n", path);
+		bch_fs_close(c);
+		printbuf_exit(&e);
+		return -EINVAL;
+	}
 	for (size_t i = 0; i < bch_sb_journal_nr_buckets(c->devs[0]->sb); i++)
 		if (bch_sb_journal_bucket(c->devs[0]->sb, i) * c->devs[0]->bucket_size < end) {
 			pr_buf(err, "journal bucket %" PRIu64 " is there\n",
