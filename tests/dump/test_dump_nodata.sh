@@ -26,10 +26,10 @@ for i in range(20):
     os.symlink(m.decode().strip() + "-link-%d" % i, root + "/l%02d" % i)
 PY
 n=0
-for opts in "" "--block_size=512 --bucket=256k --btree_node=256k" "--compression=lz4"; do
+for opts in "" "--block_size=512 --bucket=128k --btree_node=128k" "--compression=lz4"; do
 	n=$((n + 1))
 	img=$WORK/fs$n.img
-	truncate -s 256M "$img"
+	truncate -s 128M "$img"
 	"$BCACHEFS" format -q $opts --source="$src" "$img" > "$WORK/format$n.log" 2>&1 ||
 		{ cat "$WORK/format$n.log"; fail "format $opts"; }
 	if [ -z "$opts" ] || [ $n = 2 ]; then
