@@ -46,12 +46,13 @@ static void opened_free(struct opened_dev *d, unsigned nr)
 	free(d);
 }
 
-static int open_one(struct opened_dev *d, const char *path, bool ro, struct printbuf *err)
+static int open_one(struct opened_dev *d, const char *path, unsigned flags,
+		    struct printbuf *err)
 {
 	int ret;
 
 	d->path = path;
-	ret = dev_open(path, ro ? 0 : DEV_RW | DEV_EXCL, &d->io);
+	ret = dev_open(path, flags, &d->io);
 	if (ret) {
 		pr_buf(err, "%s: cannot open: %s\n", path, bch_err_str(ret));
 		return ret;
@@ -397,7 +398,8 @@ static int open_devs(struct bch_fs *c, char * const *paths, unsigned nr,
 	int ret = 0;
 
 	for (i = 0; i < nr && !ret; i++)
-		ret = open_one(&d[i], paths[i], c->opts.read_only, err);
+		ret = open_one(&d[i], paths[i], c->opts.read_only ? 0 :
+			       DEV_RW | (c->opts.no_excl ? 0 : DEV_EXCL), err);
 	if (!ret)
 		ret = check_same_fs(d, nr, err);
 	if (!ret) {

@@ -50,6 +50,8 @@ struct bch_fs_opts {
 	bool			read_only;	/* open devices O_RDONLY, never write */
 	bool			degraded;	/* allow missing members where replicas allow */
 	bool			no_journal;	/* don't read the journal (list -m formats...) */
+	bool			no_excl;	/* read-write, but not O_EXCL (migrate: the device
+						 * is the mounted filesystem being migrated) */
 	const char		*passphrase_file; /* "-" = stdin */
 	bool			ask_passphrase;	/* prompt on the tty when no key is found */
 	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */

@@ -524,6 +524,8 @@ int bch_fs_initialize_opts(struct bch_fs *c, const struct bch_init_opts *opts,
 	ret = btree_write_ctx_init(&s->wctx, c, err);
 	if (!ret)
 		ret = bch_alloc_init(&s->a, c, err);
+	if (!ret && opts->prepare)
+		ret = opts->prepare(c, &s->a, opts->populate_priv, err);
 	if (!ret)
 		ret = init_journal_buckets(s, err);
 	if (!ret && opts->populate) {
