@@ -633,16 +633,8 @@ static void dir_inode_new(struct fsck_fs *f, struct bch_inode_unpacked *u, uint6
 	u->bi_flags	= (uint32_t)(f->c->str_hash_type & 0xf) << 20;
 	u->bi_mode	= DIR_MODE;
 	u->bi_atime = u->bi_ctime = u->bi_mtime = u->bi_otime = t;
-	if (parent) {
-		u->bi_data_checksum		= parent->bi_data_checksum;
-		u->bi_compression		= parent->bi_compression;
-		u->bi_project			= parent->bi_project;
-		u->bi_background_compression	= parent->bi_background_compression;
-		u->bi_data_replicas		= parent->bi_data_replicas;
-		u->bi_promote_target		= parent->bi_promote_target;
-		u->bi_foreground_target		= parent->bi_foreground_target;
-		u->bi_background_target		= parent->bi_background_target;
-	}
+	if (parent)
+		bch_inode_inherit(u, parent);
 }
 
 /*

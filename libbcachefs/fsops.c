@@ -714,16 +714,8 @@ static void inode_init(struct bch_fs *c, struct bch_inode_unpacked *u, uint64_t 
 		u->bi_dev = (mi & 0xff) | (ma << 8) | ((mi & ~0xffU) << 12);
 	u->bi_atime = u->bi_ctime = u->bi_mtime = u->bi_otime = now;
 	u->bi_generation = gen;
-	if (parent) {
-		u->bi_data_checksum		= parent->bi_data_checksum;
-		u->bi_compression		= parent->bi_compression;
-		u->bi_project			= parent->bi_project;
-		u->bi_background_compression	= parent->bi_background_compression;
-		u->bi_data_replicas		= parent->bi_data_replicas;
-		u->bi_promote_target		= parent->bi_promote_target;
-		u->bi_foreground_target		= parent->bi_foreground_target;
-		u->bi_background_target		= parent->bi_background_target;
-	}
+	if (parent)
+		bch_inode_inherit(u, parent);
 }
 
 /*

@@ -93,6 +93,24 @@ static inline unsigned bch_inode_dev_minor(uint32_t d)
 	return (d & 0xff) | ((d >> 12) & 0xfff00);
 }
 
+/*
+ * The fields a new inode takes from its parent directory (40 §40.5.8):
+ * data checksum, compression, project, background compression, data
+ * replicas and the three targets.
+ */
+static inline void bch_inode_inherit(struct bch_inode_unpacked *u,
+				     const struct bch_inode_unpacked *parent)
+{
+	u->bi_data_checksum		= parent->bi_data_checksum;
+	u->bi_compression		= parent->bi_compression;
+	u->bi_project			= parent->bi_project;
+	u->bi_background_compression	= parent->bi_background_compression;
+	u->bi_data_replicas		= parent->bi_data_replicas;
+	u->bi_promote_target		= parent->bi_promote_target;
+	u->bi_foreground_target		= parent->bi_foreground_target;
+	u->bi_background_target		= parent->bi_background_target;
+}
+
 /* Key checks of 40 §40.5.4 (all three inode key types). Reason or NULL. */
 const char *bch_inode_invalid(const struct bkey_ref *k);
 

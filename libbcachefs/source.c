@@ -30,6 +30,7 @@
 #include "fs.h"
 #include "fsread.h"
 #include "inode.h"
+#include "io_write.h"
 #include "node_write.h"
 #include "source.h"
 #include "util.h"
@@ -75,8 +76,6 @@ struct src {
 
 	struct bulk_keys	keys[BCH_NR_BTREES];
 
-	unsigned		csum_type;	/* data checksum type (40 §40.2.1) */
-	unsigned		extent_max;	/* sectors per key */
 	unsigned		block_sectors;
 	struct wp		wp[BCH_REPLICAS_MAX];
 	unsigned		nr_wp;
@@ -87,7 +86,7 @@ struct src {
 	uint64_t		dev_buckets[BCH_ALLOC_MAX_DEVS]; /* buckets taken */
 	uint8_t			*buf;
 	uint8_t			*cbuf;		/* compressed data */
-	unsigned		compression_type; /* on-disk type, 0 = none */
+	struct bch_io_opts	io;		/* the encoding of the data (io_write.h) */
 	uint64_t		key_version;	/* 40 §40.4.7 */
 	int64_t			now;		/* stored time of "now" */
 	uint64_t		last_progress;
@@ -248,34 +247,6 @@ static int wp_pick_dev(struct src *s, unsigned i, unsigned *dev)
 }
 
 /*
- * The extent value: a crc entry when checksummed or compressed (the
- * smallest kind that holds it, 40 §40.1.4), then one pointer per replica.
- */
-static unsigned extent_val(struct src *s, const uint64_t *offsets,
-			   const struct bch_extent_crc_unpacked *crc, uint64_t *v)
-{
-	unsigned n = 0;
-
-	if (crc->csum_type != BCH_CHECKSUM_NONE || crc->compression_type) {
-		union bch_extent_entry e;
-		int t = bch_extent_crc_pick_type(crc);
-
-		n = t < 0 ? 0 : bch_extent_crc_pack(&e, t, crc);
-		memcpy(v, &e, n * 8);
-	}
-	for (unsigned i = 0; i < s->nr_wp; i++) {
-		struct bch_extent_ptr p = { 0 };
-
-		SET_EXTENT_PTR_TYPE(&p, 1);
-		SET_EXTENT_PTR_OFFSET(&p, offsets[i]);
-		SET_EXTENT_PTR_DEV(&p, s->wp[i].dev);
-		SET_EXTENT_PTR_GEN(&p, s->wp[i].gen);
-		memcpy(&v[n++], &p, 8);
-	}
-	return n * 8;
-}
-
-/*
  * Room left in the write points: a fresh bucket where one is full, on the
  * device wp_pick_dev() chooses; the replicas entry of the devices now used.
  */
@@ -340,96 +311,53 @@ static int wp_space(struct src *s, uint64_t *space)
 static int write_data(struct src *s, uint64_t inum, uint64_t start,
 		      uint8_t *data, uint64_t sectors, uint64_t *i_sectors)
 {
-	size_t block_bytes = (size_t)s->block_sectors * 512;
 	int ret;
 
 	while (sectors) {
-		struct bch_extent_crc_unpacked crc = { .entry_type = -1 };
-		uint64_t space, in, out, offsets[BCH_REPLICAS_MAX];
+		struct bch_extent_ptr_unpacked ptrs[BCH_REPLICAS_MAX];
 		uint64_t v[BKEY_EXTENT_VAL_U64s_MAX];
-		struct bch_csum_val csum = { 0, 0 };
-		struct bch_nonce nonce = bch_nonce_make(0, 0, 0, 0);
 		struct bkey_h k = { 0 };
-		uint8_t *payload = data;
+		struct bch_encoded e;
+		uint64_t space;
 
 		ret = wp_space(s, &space);
 		if (ret)
 			return ret;
-
-		in = sectors;
-		if (s->csum_type != BCH_CHECKSUM_NONE && in > s->extent_max)
-			in = s->extent_max;
-		if (in > space)
-			in = space;
-		out = in;
-		if (s->compression_type) {
-			size_t used = 0, dst_used = 0;
-			uint64_t room = space < sectors ? space : sectors;
-
-			ret = bch_compress_extent(s->compression_type, 0, data, sectors * 512,
-						  s->cbuf, room * 512, block_bytes,
-						  (size_t)s->extent_max * 512, &used, &dst_used);
-			if (!ret) {
-				in = used / 512;
-				out = dst_used / 512;
-				payload = s->cbuf;
-				crc.compression_type = (uint8_t)s->compression_type;
-			} else if (ret != -E2BIG) {
-				pr_buf(s->err, "compressing: %s\n", bch_err_str(ret));
-				return ret;
-			}
-		}
-		crc.csum_type = (uint8_t)s->csum_type;
-		crc.compressed_size = (uint32_t)out;
-		crc.uncompressed_size = (uint32_t)in;
-
-		if (s->c->encrypted) {
-			k.version_lo = ++s->key_version + 1;
-			nonce = bch_nonce_extent(k.version_lo, 0, crc.compression_type,
-						 crc.uncompressed_size, 0);
-			ret = bch_encrypt(s->csum_type, &s->c->key, nonce, payload, out * 512);
-			if (ret) {
-				pr_buf(s->err, "encrypting: %s\n", bch_err_str(ret));
-				return ret;
-			}
-		}
-		if (s->csum_type != BCH_CHECKSUM_NONE) {
-			ret = bch_checksum(s->csum_type, nonce,
-					   s->c->encrypted ? &s->c->key : NULL,
-					   payload, out * 512, &csum);
-			if (ret)
-				return ret;
-			crc.csum_lo = csum.lo;
-			crc.csum_hi = csum.hi;
-			if (s->csum_type == BCH_CHECKSUM_CHACHA20_POLY1305_80)
-				crc.csum_hi &= 0xffff;
-		}
+		/* the encoding of the running filesystem's writes (io_write.h) */
+		ret = bch_extent_encode(s->c, &s->io, data, sectors, space, s->cbuf,
+					s->c->encrypted ? ++s->key_version + 1 : 0, &e, s->err);
+		if (ret)
+			return ret;
 		for (unsigned i = 0; i < s->nr_wp; i++) {
 			struct wp *w = &s->wp[i];
 			struct bch_member_dev *ca = s->c->devs[w->dev];
+			uint64_t sector = w->bucket * w->bucket_size + w->used;
 
-			offsets[i] = w->bucket * w->bucket_size + w->used;
-			ret = dev_pwrite(ca->io, payload, out * 512, offsets[i] * 512);
+			ret = dev_pwrite(ca->io, e.payload, e.out * 512, sector * 512);
 			if (ret) {
 				pr_buf(s->err, "%s: writing data at sector %" PRIu64 ": %s\n",
-				       ca->io->path, offsets[i], bch_err_str(ret));
+				       ca->io->path, sector, bch_err_str(ret));
 				return ret;
 			}
 			ret = bch_alloc_mark(s->a, w->dev, w->bucket, BCH_DATA_USER,
-					     (unsigned)out, s->err);
+					     (unsigned)e.out, s->err);
 			if (ret)
 				return ret;
-			w->used += (unsigned)out;
+			ptrs[i] = (struct bch_extent_ptr_unpacked) {
+				.offset = sector, .dev = (uint8_t)w->dev, .gen = w->gen,
+			};
+			w->used += (unsigned)e.out;
 		}
-		k.type	= 128;
-		k.size	= (uint32_t)in;
-		k.p	= POS_H(inum, start + in);
+		k.type		= 128;
+		k.size		= (uint32_t)e.in;
+		k.version_lo	= e.version_lo;
+		k.p		= POS_H(inum, start + e.in);
 		bulk_keys_add(&s->keys[BTREE_ID_EXTENTS], &k, v,
-			      extent_val(s, offsets, &crc, v));
-		*i_sectors += in;
-		start += in;
-		data += in * 512;
-		sectors -= in;
+			      bch_extent_value(&e, ptrs, s->nr_wp, v));
+		*i_sectors += e.in;
+		start += e.in;
+		data += e.in * 512;
+		sectors -= e.in;
 	}
 	return 0;
 }
@@ -1063,16 +991,11 @@ int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
 	s->link = o->link;
 	s->block_sectors = c->block_size;
 	s->acl = BCH_SB_POSIX_ACL(c->sb);
-	s->extent_max = 1U << BCH_SB_ENCODED_EXTENT_MAX_BITS(c->sb);
-	s->csum_type = c->data_csum_type == BCH_CSUM_OPT_CRC32C ? BCH_CHECKSUM_CRC32C
-		     : c->data_csum_type == BCH_CSUM_OPT_CRC64 ? BCH_CHECKSUM_CRC64
-		     : BCH_CHECKSUM_NONE;
-	if (c->encrypted)
-		s->csum_type = BCH_SB_128_BIT_MACS(c->sb) ? BCH_CHECKSUM_CHACHA20_POLY1305_128
-							  : BCH_CHECKSUM_CHACHA20_POLY1305_80;
+	/* the filesystem's data options: checksum (a MAC when encrypted),
+	 * compression, encoded_extent_max (io_write.h) */
+	bch_io_opts_get(c, NULL, &s->io);
 	/* a fresh filesystem's counter, + 65536 when encrypted (40 §40.4.7) */
 	s->key_version = 65536;
-	s->compression_type = bch_compression_opt_to_type((unsigned)BCH_SB_COMPRESSION_TYPE(c->sb));
 	clock_gettime(CLOCK_REALTIME, &now);
 	s->now = (int64_t)to_time(s, &now);
 

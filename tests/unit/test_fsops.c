@@ -35,29 +35,13 @@
 #include "fsread.h"
 #include "inode.h"
 #include "util.h"
+#include "testutil.h"
 
 static char img[128];
 static char tmpdir[64];
 
-static const char *bin(void)
-{
-	const char *b = getenv("BCACHEFS");
-
-	return b && *b ? b : "./bcachefs";
-}
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define bin	test_bin
+#define run	test_run
 
 static struct bch_fs *open_rw_opts(const char *size, const char *opts)
 {

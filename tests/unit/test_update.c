@@ -35,31 +35,15 @@
 #include "fsread.h"
 #include "inode.h"
 #include "util.h"
+#include "testutil.h"
 
 static char img[128], img2[128];
 static char tmpdir[64];
 static unsigned nr_devs = 1;
 static unsigned nr_files = 12000;
 
-static const char *bin(void)
-{
-	const char *b = getenv("BCACHEFS");
-
-	return b && *b ? b : "./bcachefs";
-}
-
-static int run(const char *fmt, ...)
-{
-	char cmd[1024];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	st = system(cmd);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
+#define bin	test_bin
+#define run	test_run
 
 static void format_img(void)
 {

@@ -3,8 +3,34 @@
 #ifndef BCH_TESTUTIL_H
 #define BCH_TESTUTIL_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+/* The bcachefs binary the image tests run ($BCACHEFS; tests/run.sh sets it). */
+static inline const char *test_bin(void)
+{
+	const char *b = getenv("BCACHEFS");
+
+	return b && *b ? b : "./bcachefs";
+}
+
+/* system() of a printf-formatted command: its exit code, -1 if it died. */
+static inline __attribute__((format(printf, 1, 2))) int test_run(const char *fmt, ...)
+{
+	char cmd[1024];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 /*
  * Parse hex digits into @out (anything that is not a hex digit is skipped,
