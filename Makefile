@@ -70,6 +70,11 @@ $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
+# the write-log replayer of the crash tests (tests/crash/)
+$(BUILD)/tests/replay: tests/crash/replay.c $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 mkfs.bcachefs fsck.bcachefs: bcachefs
@@ -85,7 +90,7 @@ demo: deps all
 
 # The tests: unit tests, command tests and golden-image tests, with a
 # closing line "N passed, N failed". check = normal build, then ASan/UBSan.
-check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage
+check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(BUILD)/tests/replay
 	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
 
 check-asan:
