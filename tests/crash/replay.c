@@ -18,8 +18,12 @@
  *                        torn (cut at a 512-byte boundary: only its first
  *                        sectors written), chosen from the seed S
  *
- * Cuts are taken after each WRITE record (C = its index + 1), plus C = 0
- * (nothing written) and the end of the log (every flush and mark too). A
+ * Prefix cuts are taken after each WRITE record (C = its index + 1), plus
+ * C = 0 (nothing written) and the end of the log (every flush and mark
+ * too). Reordered states are drawn half at the ends of epochs (C = the
+ * index of a FLUSH record: everything before it happened but the flush
+ * did not complete; or the end of the log), half at any cut after a write
+ * with two writes or more in flight. A
  * MARK record (dev_log_mark(), or `replay mark`) at index m is reached by
  * the states with C > m: the checker of a state knows which of the
  * workload's fsyncs had returned.
@@ -35,9 +39,13 @@
  *                                        it in DIR and run CMD; print
  *                                        "ok ID" or "FAIL ID (exit N)";
  *                                        exit 1 when a state failed
- *   replay recover DEV[:DEV]...          a read-write open, engine start
- *                                        and stop: the journal replay
- *                                        a mount does (exit 0 ok, 1 the
+ *   replay recover DEV[:DEV]...          what a mount and an unmount do
+ *                                        with nothing written in between:
+ *                                        read-write open, engine start,
+ *                                        superblocks marked not clean, a
+ *                                        checkpoint (the journal replayed
+ *                                        into the btrees), superblocks
+ *                                        marked clean (exit 0 ok, 1 the
  *                                        engine failed, 8 cannot open)
  *
  * BASES, OUTS: image paths separated by ':', one per device slot, in the
@@ -46,7 +54,10 @@
  *
  * SEL: --prefix N|all  N prefix states spread evenly over the cuts (the
  *                      first and the last always among them; default all)
- *      --reorder N     N reordered states (default 0)
+ *      --reorder N     N reordered states drawn (default 0); a state that
+ *                      would give the same images and marks as one before
+ *                      it (a repeated draw, or the same as a prefix) is
+ *                      left out
  *      --seed S        seed of the reordered states (default 1)
  *      --state ID      only this state (repeatable)
  *
@@ -422,6 +433,58 @@ static int state_cmp(const void *a, const void *b)
 	return x->seed < y->seed ? -1 : x->seed > y->seed;
 }
 
+/*
+ * What a state looks like to a checker: the writes applied (record, bytes
+ * kept) and the marks reached. Two states with the same are the same.
+ */
+static uint64_t state_hash(const struct wlog *l, const struct state *s)
+{
+	struct plan p;
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	plan_make(l, s, &p);
+	for (size_t i = 0; i < s->cut; i++) {
+		uint64_t v;
+
+		if (l->r[i].h.type == DEV_LOG_WRITE && p.keep[i])
+			v = i * 0x9e3779b97f4a7c15ULL ^ p.keep[i];
+		else if (l->r[i].h.type == DEV_LOG_MARK)
+			v = ~(uint64_t)i;
+		else
+			continue;
+		h = (h ^ v) * 0x100000001b3ULL;
+		h ^= h >> 29;
+	}
+	plan_exit(&p);
+	return h;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Drop the states that are the same as an earlier one (sampling repeats). */
+static size_t dedup_states(const struct wlog *l, struct state *s, size_t n)
+{
+	uint64_t *seen = xcalloc(n ? n : 1, sizeof(*seen));
+	size_t nr_seen = 0, out = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h = state_hash(l, &s[i]);
+
+		if (nr_seen && bsearch(&h, seen, nr_seen, sizeof(h), u64_cmp))
+			continue;
+		seen[nr_seen++] = h;
+		qsort(seen, nr_seen, sizeof(h), u64_cmp);
+		s[out++] = s[i];
+	}
+	free(seen);
+	return out;
+}
+
 static struct state *select_states(const struct wlog *l, const struct sel *sel, size_t *nr)
 {
 	size_t *cuts = xcalloc(l->nr + 2, sizeof(*cuts)), nr_cuts = 0;
@@ -465,40 +528,55 @@ static struct state *select_states(const struct wlog *l, const struct sel *sel, 
 		}
 	}
 
-	/* reordered: cuts after a write with 2+ writes in flight (else any write cut) */
+	/*
+	 * reordered: half at the ends of epochs (a crash just before a flush
+	 * completed, or at the end of the log: every write since the last
+	 * flush in flight, CrashMonkey's persistence points), half at any cut
+	 * with 2+ writes in flight (else any write cut)
+	 */
 	if (sel->nr_reorder > 0) {
-		size_t *last_flush = xcalloc(l->nr_slots ? l->nr_slots : 1, sizeof(*last_flush));
 		size_t *inflight = xcalloc(l->nr_slots ? l->nr_slots : 1, sizeof(*inflight));
+		size_t *ecuts = xcalloc(l->nr + 1, sizeof(*ecuts)), nr_ecuts = 0, total = 0;
 
 		for (size_t i = 0; i < l->nr; i++) {
 			const struct rec *r = &l->r[i];
-			size_t total = 0;
 
-			if (r->h.type == DEV_LOG_FLUSH)
+			if (r->h.type == DEV_LOG_FLUSH) {
+				if (inflight[r->slot])
+					ecuts[nr_ecuts++] = i;
+				total -= inflight[r->slot];
 				inflight[r->slot] = 0;
+			}
 			if (r->h.type != DEV_LOG_WRITE)
 				continue;
 			inflight[r->slot]++;
-			for (unsigned k = 0; k < l->nr_slots; k++)
-				total += inflight[k];
+			total++;
 			if (total >= 2)
 				rcuts[nr_rcuts++] = i + 1;
 		}
+		if (total)
+			ecuts[nr_ecuts++] = l->nr;
 		if (!nr_rcuts)
 			for (size_t i = 0; i < l->nr; i++)
 				if (l->r[i].h.type == DEV_LOG_WRITE)
 					rcuts[nr_rcuts++] = i + 1;
-		for (long i = 0; nr_rcuts && i < sel->nr_reorder; i++) {
-			size_t c = rcuts[splitmix64(&rng) % nr_rcuts];
+		for (long i = 0; (nr_rcuts || nr_ecuts) && i < sel->nr_reorder; i++) {
+			bool epoch = nr_ecuts && (!(i & 1) || !nr_rcuts);
+			size_t c = epoch ? ecuts[splitmix64(&rng) % nr_ecuts]
+					 : rcuts[splitmix64(&rng) % nr_rcuts];
 
 			s[n++] = (struct state) { .cut = c, .reorder = true,
 						  .seed = splitmix64(&rng) % 1000000000ULL };
 		}
+		free(ecuts);
 		free(inflight);
-		free(last_flush);
 	}
+	qsort(s, n, sizeof(*s), state_cmp);
+	n = dedup_states(l, s, n);
+	goto done;
 out:
 	qsort(s, n, sizeof(*s), state_cmp);
+done:
 	free(cuts);
 	free(rcuts);
 	*nr = n;
@@ -1097,8 +1175,15 @@ static int cmd_recover(int argc, char **argv)
 			(unsigned)c->nr_errors, c->nr_errors == 1 ? "" : "s", printbuf_str(&err));
 	printbuf_reset(&err);
 	ret = bch_fs_rw_start(c, &err);
-	if (!ret)
+	if (!ret) {
+		/*
+		 * As a mount and unmount: the superblocks written (not clean,
+		 * then clean: every copy, also one a crash tore) around a
+		 * checkpoint that puts the replayed journal into the btrees.
+		 */
+		bch_fs_rw_want_checkpoint(c);
 		ret = bch_fs_rw_stop(c, &err);
+	}
 	if (ret)
 		fprintf(stderr, "replay recover: %s: the engine failed: %s\n%s", argv[1],
 			bch_err_str(ret), printbuf_str(&err));
