@@ -14,9 +14,9 @@
 # recover|repair|ro, --allow-nofs, --allow-uninit, --check CMD, --recover
 # CMD, --timeout SECS).
 #
-# First one run without a kill measures the command's duration T (it must
-# exit 0, or 0/1 with --mode repair); the delays are drawn uniformly from
-# [0, T) with the seed. The runs are recorded with BCH_WRITE_LOG, so each
+# First two runs without a kill measure the command's duration T (the
+# shorter; they must exit 0, or 0/1 with --mode repair); the delays are
+# drawn uniformly from [0, T) with the seed. The runs are recorded with BCH_WRITE_LOG, so each
 # line says how many of the uninterrupted run's writes had completed when
 # the kill came. A run that ended before its kill is checked too (counted
 # as "finished").
@@ -95,17 +95,21 @@ fresh() {
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-# the uninterrupted run
-fresh
-t0=$(now_ms)
-BCH_WRITE_LOG=$work/log "$@" > "$work/ref.out" 2>&1
-rc=$?
-dur=$(( $(now_ms) - t0 ))
-if [ $rc != 0 ] && ! { [ $mode = repair ] && [ $rc = 1 ]; }; then
-	echo "killtest: the command without a kill exited $rc:"
-	tail -n 20 "$work/ref.out"
-	exit 2
-fi
+# the uninterrupted runs: the shorter of two (the first warms the caches)
+dur=""
+for _k in 1 2; do
+	fresh
+	t0=$(now_ms)
+	BCH_WRITE_LOG=$work/log "$@" > "$work/ref.out" 2>&1
+	rc=$?
+	d=$(( $(now_ms) - t0 ))
+	if [ $rc != 0 ] && ! { [ $mode = repair ] && [ $rc = 1 ]; }; then
+		echo "killtest: the command without a kill exited $rc:"
+		tail -n 20 "$work/ref.out"
+		exit 2
+	fi
+	[ -n "$dur" ] && [ "$dur" -le $d ] || dur=$d
+done
 total=$("$REPLAY" info "$work/log" | sed -n 's/.* writes \([0-9]*\) .*/\1/p')
 echo "uninterrupted: ${dur} ms, ${total:-?} writes"
 [ $dur -gt 0 ] || dur=1
