@@ -95,7 +95,8 @@ check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(BUILD)/tests/r
 
 check-asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
-		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit \
+		build-asan/tests/replay
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=134 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
 		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
 		TEST_QUICK=1 sh tests/run.sh

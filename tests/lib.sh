@@ -59,6 +59,21 @@ test_tool() {
 	fi
 }
 
+# replay_tool: the crash-state replayer (tests/crash/replay.c) in $REPLAY,
+# exported: the one of the build $BCACHEFS comes from when it has one (the
+# ASan build: make check-asan builds build-asan/tests/replay), else
+# build/tests/replay.
+replay_tool() {
+	_r=$(dirname "$BCACHEFS")/tests/replay
+	if [ -x "$_r" ] && [ "$_r" -nt "$TESTDIR/../crash/replay.c" ]; then
+		REPLAY=$_r
+	else
+		test_tool replay
+		REPLAY=$TOOL
+	fi
+	export REPLAY
+}
+
 # ---- fsck repairs: nothing undamaged lost ----
 
 # repair_snapshot DIR IMG: what a repair of IMG must keep: its inode key

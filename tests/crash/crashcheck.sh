@@ -36,7 +36,8 @@
 #                   and fsck -n 0
 #
 # State selection (passed to `replay run`): --prefix N|all (default all),
-# --reorder N (default 20), --seed S (default 1), --state ID (repeatable).
+# --reorder N (default 20), --seed S (default 1), --exhaustive N (every
+# outcome of the epochs with at most N, default 0), --state ID (repeatable).
 # Other options: --keep DIR (failing states: the log, the bases and
 # DIR/failed with their ids and reasons, to rebuild one with `replay
 # apply`), --timeout SECS per command (default 60), -v (print every state).
@@ -140,7 +141,7 @@ usage() {
 	exit 2
 }
 mode=recover nofs=0 uninit=0 check="" recover="" keep="" tmo=60 verbose=0
-sel="" nreorder=20 seed=1 prefix=all
+sel="" nreorder=20 seed=1 prefix=all exh=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift;;
@@ -151,6 +152,7 @@ while [ $# -gt 0 ]; do
 	--prefix) prefix=$2; shift;;
 	--reorder) nreorder=$2; shift;;
 	--seed) seed=$2; shift;;
+	--exhaustive) exh=$2; shift;;
 	--state) sel="$sel --state $2"; shift;;
 	--keep) keep=$2; shift;;
 	--timeout) tmo=$2; shift;;
@@ -179,7 +181,7 @@ CC_MODE=$mode CC_NOFS=$nofs CC_UNINIT=$uninit CC_CHECK=$check CC_RECOVER=$recove
 CC_KEEP=$keep CC_TMO=$tmo CC_WORK=$work CC_RESULTS=$work/results
 export CC_MODE CC_NOFS CC_UNINIT CC_CHECK CC_RECOVER CC_KEEP CC_TMO CC_WORK CC_RESULTS BCACHEFS REPLAY
 : > "$CC_RESULTS"
-[ -n "$sel" ] || sel="--prefix $prefix --reorder $nreorder --seed $seed"
+[ -n "$sel" ] || sel="--prefix $prefix --reorder $nreorder --seed $seed --exhaustive $exh"
 mkdir -p "$work/out"
 
 t0=$(date +%s)

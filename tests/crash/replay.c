@@ -17,6 +17,8 @@
  *                        later one ("in flight") was kept whole, dropped or
  *                        torn (cut at a 512-byte boundary: only its first
  *                        sectors written), chosen from the seed S
+ *   enumerated "C#K"     the same, the choice being combination K of all
+ *                        the outcomes of the in-flight writes (--exhaustive)
  *
  * Prefix cuts are taken after each WRITE record (C = its index + 1), plus
  * C = 0 (nothing written) and the end of the log (every flush and mark
@@ -59,6 +61,10 @@
  *                      it (a repeated draw, or the same as a prefix) is
  *                      left out
  *      --seed S        seed of the reordered states (default 1)
+ *      --exhaustive N  every outcome (each in-flight write dropped, torn at
+ *                      each 512-byte boundary, or whole) at the end of each
+ *                      epoch that has at most N outcomes: states "C#K", K
+ *                      the combination number (default 0: none)
  *      --state ID      only this state (repeatable)
  *
  * run: CMD runs with CRASH_STATE (ID), CRASH_CUT, CRASH_WRITES (writes
@@ -256,6 +262,24 @@ static void log_load(struct wlog *l, const char *path)
 			" (a writer was killed while appending): ignored\n", path, pos);
 }
 
+static void log_free(struct wlog *l)
+{
+	for (unsigned i = 0; i < l->nr_slots; i++)
+		free(l->slots[i].path);
+	free(l->slots);
+	free(l->pdevs);
+	free(l->r);
+	if (l->map_len)
+		munmap((void *)l->map, l->map_len);
+}
+
+static void free_paths(char **p, unsigned nr)
+{
+	for (unsigned i = 0; i < nr; i++)
+		free(p[i]);
+	free(p);
+}
+
 static const char *type_name(unsigned t)
 {
 	static const char * const n[] = { "?", "open", "write", "flush", "mark", "close" };
@@ -267,13 +291,16 @@ static const char *type_name(unsigned t)
 
 struct state {
 	size_t		cut;		/* records [0, cut) happened */
-	bool		reorder;
+	bool		reorder;	/* the in-flight writes chosen: */
+	bool		exhaustive;	/* by the combination number @seed, else from the seed */
 	uint64_t	seed;
 };
 
 static void state_id(const struct state *s, char *buf, size_t n)
 {
-	if (s->reorder)
+	if (s->exhaustive)
+		snprintf(buf, n, "%zu#%" PRIu64, s->cut, s->seed);
+	else if (s->reorder)
 		snprintf(buf, n, "%zu@%" PRIu64, s->cut, s->seed);
 	else
 		snprintf(buf, n, "%zu", s->cut);
@@ -288,10 +315,11 @@ static bool state_parse(const struct wlog *l, const char *id, struct state *s)
 	s->cut = strtoull(id, &end, 10);
 	if (errno || end == id)
 		return false;
-	if (*end == '@') {
+	if (*end == '@' || *end == '#') {
 		const char *p = end + 1;
 
 		s->reorder = true;
+		s->exhaustive = *end == '#';
 		s->seed = strtoull(p, &end, 10);
 		if (errno || end == p)
 			return false;
@@ -331,6 +359,29 @@ static uint64_t torn_len(const struct rec *r, uint64_t pick)
 	return first + (pick % nb) * SECTOR - r->h.offset;
 }
 
+/*
+ * The outcomes of an in-flight write in a combination: 0 dropped, 1..nb
+ * torn at its nb inner 512-byte boundaries, nb + 1 whole.
+ */
+static uint64_t write_radix(const struct rec *r)
+{
+	uint64_t first = (r->h.offset / SECTOR + 1) * SECTOR;
+	uint64_t end = r->h.offset + r->h.len;
+
+	return (first >= end ? 0 : (end - 1 - first) / SECTOR + 1) + 2;
+}
+
+static uint64_t write_outcome(const struct rec *r, uint64_t d)
+{
+	uint64_t first = (r->h.offset / SECTOR + 1) * SECTOR;
+
+	if (!d)
+		return 0;
+	if (d == write_radix(r) - 1)
+		return r->h.len;
+	return first + (d - 1) * SECTOR - r->h.offset;
+}
+
 static void plan_make(const struct wlog *l, const struct state *s, struct plan *p)
 {
 	size_t *last_flush = xcalloc(l->nr_slots ? l->nr_slots : 1, sizeof(*last_flush));
@@ -360,7 +411,17 @@ static void plan_make(const struct wlog *l, const struct state *s, struct plan *
 	}
 	p->nr_inflight = nr_inflight;
 
-	if (s->reorder && nr_inflight) {
+	if (s->exhaustive) {
+		uint64_t k = s->seed;
+
+		for (size_t j = 0; j < nr_inflight; j++) {
+			const struct rec *r = &l->r[inflight[j]];
+			uint64_t rad = write_radix(r);
+
+			p->keep[inflight[j]] = write_outcome(r, k % rad);
+			k /= rad;
+		}
+	} else if (s->reorder && nr_inflight) {
 		bool changed = false;
 
 		for (size_t k = 0; k < nr_inflight; k++) {
@@ -417,6 +478,7 @@ static size_t writes_before(const struct wlog *l, size_t cut)
 struct sel {
 	long		nr_prefix;	/* -1: all */
 	long		nr_reorder;
+	long		max_exhaustive;	/* enumerate epochs with at most this many outcomes */
 	uint64_t	seed;
 	char		**ids;
 	size_t		nr_ids;
@@ -493,6 +555,12 @@ static struct state *select_states(const struct wlog *l, const struct sel *sel, 
 	size_t n = 0, max;
 	uint64_t rng = sel->seed;
 
+#define PUSH(...) do {							\
+		if (n == max)						\
+			s = xrealloc(s, (max *= 2) * sizeof(*s));	\
+		s[n++] = (struct state) { __VA_ARGS__ };		\
+	} while (0)
+
 	/* the cuts: 0, after each write, the end */
 	cuts[nr_cuts++] = 0;
 	for (size_t i = 0; i < l->nr; i++)
@@ -501,21 +569,22 @@ static struct state *select_states(const struct wlog *l, const struct sel *sel, 
 	if (cuts[nr_cuts - 1] != l->nr)
 		cuts[nr_cuts++] = l->nr;
 
-	max = sel->nr_ids + nr_cuts + (sel->nr_reorder > 0 ? sel->nr_reorder : 0);
-	s = xcalloc(max ? max : 1, sizeof(*s));
+	max = sel->nr_ids + nr_cuts + (sel->nr_reorder > 0 ? sel->nr_reorder : 0) + 16;
+	s = xcalloc(max, sizeof(*s));
 
 	if (sel->nr_ids) {
 		for (size_t i = 0; i < sel->nr_ids; i++)
 			if (!state_parse(l, sel->ids[i], &s[n++]))
-				die("bad state '%s' (CUT or CUT@SEED, CUT at most %zu)", sel->ids[i], l->nr);
+				die("bad state '%s' (CUT, CUT@SEED or CUT#N, CUT at most %zu)",
+				    sel->ids[i], l->nr);
 		goto out;
 	}
 
 	if (sel->nr_prefix < 0 || (size_t)sel->nr_prefix >= nr_cuts) {
 		for (size_t i = 0; i < nr_cuts; i++)
-			s[n++] = (struct state) { .cut = cuts[i] };
+			PUSH(.cut = cuts[i]);
 	} else if (sel->nr_prefix == 1) {
-		s[n++] = (struct state) { .cut = cuts[nr_cuts - 1] };
+		PUSH(.cut = cuts[nr_cuts - 1]);
 	} else if (sel->nr_prefix > 1) {
 		size_t k = sel->nr_prefix, prev = SIZE_MAX;
 
@@ -523,7 +592,7 @@ static struct state *select_states(const struct wlog *l, const struct sel *sel, 
 			size_t j = i * (nr_cuts - 1) / (k - 1);
 
 			if (j != prev)
-				s[n++] = (struct state) { .cut = cuts[j] };
+				PUSH(.cut = cuts[j]);
 			prev = j;
 		}
 	}
@@ -565,12 +634,49 @@ static struct state *select_states(const struct wlog *l, const struct sel *sel, 
 			size_t c = epoch ? ecuts[splitmix64(&rng) % nr_ecuts]
 					 : rcuts[splitmix64(&rng) % nr_rcuts];
 
-			s[n++] = (struct state) { .cut = c, .reorder = true,
-						  .seed = splitmix64(&rng) % 1000000000ULL };
+			PUSH(.cut = c, .reorder = true, .seed = splitmix64(&rng) % 1000000000ULL);
 		}
 		free(ecuts);
 		free(inflight);
 	}
+	/* every outcome of the epochs that have few (CrashMonkey's small epochs) */
+	if (sel->max_exhaustive > 0) {
+		size_t *last_flush = xcalloc(l->nr_slots ? l->nr_slots : 1, sizeof(*last_flush));
+
+		for (size_t i = 0; i <= l->nr; i++) {
+			uint64_t combos = 1, all_whole = 0, mul = 1;
+			bool any = false;
+
+			/* epoch ends: a flush, or the end of the log */
+			if (i < l->nr && l->r[i].h.type != DEV_LOG_FLUSH)
+				continue;
+			for (size_t j = 0; j < i; j++) {
+				const struct rec *r = &l->r[j];
+				uint64_t rad;
+
+				if (r->h.type != DEV_LOG_WRITE || j + 1 <= last_flush[r->slot])
+					continue;
+				rad = write_radix(r);
+				any = true;
+				if (combos > (uint64_t)sel->max_exhaustive / rad) {
+					combos = UINT64_MAX;
+					break;
+				}
+				all_whole += (rad - 1) * mul;
+				mul *= rad;
+				combos *= rad;
+			}
+			if (i < l->nr)
+				last_flush[l->r[i].slot] = i + 1;
+			if (!any || combos == UINT64_MAX)
+				continue;
+			for (uint64_t k = 0; k < combos; k++)
+				if (k != all_whole)
+					PUSH(.cut = i, .reorder = true, .exhaustive = true, .seed = k);
+		}
+		free(last_flush);
+	}
+#undef PUSH
 	qsort(s, n, sizeof(*s), state_cmp);
 	n = dedup_states(l, s, n);
 	goto done;
@@ -745,6 +851,7 @@ static int cmd_dump(int argc, char **argv)
 		}
 		printf("\n");
 	}
+	log_free(&l);
 	return 0;
 }
 
@@ -764,6 +871,7 @@ static int cmd_info(int argc, char **argv)
 	       l.tail_cut ? " (last record cut short)" : "");
 	for (unsigned s = 0; s < l.nr_slots; s++)
 		printf("slot %u size %" PRIu64 " %s\n", s, l.slots[s].size, l.slots[s].path);
+	log_free(&l);
 	return 0;
 }
 
@@ -788,6 +896,7 @@ static const struct option sel_opts[] = {
 	{ "prefix",	required_argument,	NULL, 'P' },
 	{ "reorder",	required_argument,	NULL, 'R' },
 	{ "seed",	required_argument,	NULL, 'S' },
+	{ "exhaustive",	required_argument,	NULL, 'E' },
 	{ "state",	required_argument,	NULL, 'I' },
 	{ "base",	required_argument,	NULL, 'b' },
 	{ "out",	required_argument,	NULL, 'o' },
@@ -829,6 +938,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case 'P': a->sel.nr_prefix = num_arg(optarg, "--prefix"); break;
 		case 'R': a->sel.nr_reorder = num_arg(optarg, "--reorder"); break;
 		case 'S': a->sel.seed = (uint64_t)num_arg(optarg, "--seed"); break;
+		case 'E': a->sel.max_exhaustive = num_arg(optarg, "--exhaustive"); break;
 		case 'I':
 			a->sel.ids = xrealloc(a->sel.ids, (a->sel.nr_ids + 1) * sizeof(char *));
 			a->sel.ids[a->sel.nr_ids++] = optarg;
@@ -878,6 +988,8 @@ static int cmd_states(int argc, char **argv)
 		plan_exit(&p);
 	}
 	free(s);
+	free(a.sel.ids);
+	log_free(&l);
 	return 0;
 }
 
@@ -912,6 +1024,11 @@ static int cmd_apply(int argc, char **argv)
 		if (fsync(fds[k]) || close(fds[k]))
 			die("writing %s: %s", outs[k], strerror(errno));
 	plan_exit(&p);
+	free(fds);
+	free_paths(bases, nb);
+	free_paths(outs, no);
+	free(a.sel.ids);
+	log_free(&l);
 	return 0;
 }
 
@@ -1149,6 +1266,20 @@ static int cmd_run(int argc, char **argv)
 	printf("%zu states (%zu prefix, %zu reordered) of %zu writes, %zu flushes, %zu marks: %zu failed\n",
 	       nr, nr_prefix, nr - nr_prefix, l.nr_writes, l.nr_flushes, l.nr_marks, nr_fail);
 	free(s);
+	for (unsigned k = 0; k < nb; k++) {
+		close(R.prefix_fds[k]);
+		close(R.durable_fds[k]);
+	}
+	free(R.prefix_fds);
+	free(R.durable_fds);
+	free_paths(R.prefix_paths, nb);
+	free_paths(R.durable_paths, nb);
+	free_paths(R.copy_paths, nb);
+	free(R.durable_upto);
+	free(R.marks_path);
+	free_paths(bases, nb);
+	free(a.sel.ids);
+	log_free(&l);
 	return nr_fail ? 1 : 0;
 }
 
@@ -1168,6 +1299,8 @@ static int cmd_recover(int argc, char **argv)
 	if (ret) {
 		fprintf(stderr, "replay recover: cannot open %s: %s\n%s", argv[1], bch_err_str(ret),
 			printbuf_str(&err));
+		printbuf_exit(&err);
+		free_paths(devs, nr);
 		return 8;
 	}
 	if (c->nr_errors)
@@ -1189,6 +1322,7 @@ static int cmd_recover(int argc, char **argv)
 			bch_err_str(ret), printbuf_str(&err));
 	bch_fs_close(c);
 	printbuf_exit(&err);
+	free_paths(devs, nr);
 	return ret ? 1 : 0;
 }
 

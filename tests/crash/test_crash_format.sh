@@ -12,8 +12,8 @@
 # CRASH_SEED (default 1).
 set -u
 . "$(dirname "$0")/../lib.sh"
-test_tool replay
-export REPLAY=$TOOL BCACHEFS
+replay_tool
+export BCACHEFS
 if [ -n "${TEST_QUICK:-}" ]; then nr=${CRASH_REORDER:-10}; else nr=${CRASH_REORDER:-30}; fi
 seed=${CRASH_SEED:-1}
 CC="sh $TESTDIR/crashcheck.sh"

@@ -12,8 +12,8 @@
 # (default 1).
 set -u
 . "$(dirname "$0")/../lib.sh"
-test_tool replay
-export REPLAY=$TOOL BCACHEFS
+replay_tool
+export BCACHEFS
 test_tool damage
 DAMAGE=$TOOL
 command -v setsid > /dev/null || { echo "setsid missing"; exit 77; }

@@ -18,8 +18,8 @@
 # Knobs: CRASH_REORDER (default 30; TEST_QUICK 12), CRASH_SEED (default 1).
 set -u
 . "$(dirname "$0")/../lib.sh"
-test_tool replay
-export REPLAY=$TOOL BCACHEFS
+replay_tool
+export BCACHEFS
 test_tool plant
 PLANT=$TOOL
 if [ -n "${TEST_QUICK:-}" ]; then nr=${CRASH_REORDER:-12}; else nr=${CRASH_REORDER:-30}; fi
