@@ -10,15 +10,19 @@
 # journal, a node with a bad checksum, a missing alloc key, an interior
 # node with a bad checksum) and the fixture of the convergence test
 # (tests/fsck/converge-orig.img.zst) damaged by build/tests/damage with
-# seed 11 (32 bytes of an extents leaf: a repair of ~340 writes).
+# seed 11 (32 bytes of an extents leaf: a repair of ~340 writes). The
+# repair of 310-replicas-entry-missing (a new replicas entry: the
+# superblock changes beyond its first sector) gets every outcome of its
+# small epochs (--exhaustive 18: each superblock and journal write
+# dropped, torn at each sector, or whole).
 #
 # Knobs: CRASH_REORDER (reordered states per image, default 12; TEST_QUICK
 # 5), CRASH_SEED (default 1), CRASH_PREFIX (prefix states of the big
 # repair, default 25; TEST_QUICK 8).
 set -u
 . "$(dirname "$0")/../lib.sh"
-test_tool replay
-export REPLAY=$TOOL BCACHEFS
+replay_tool
+export BCACHEFS
 test_tool damage
 DAMAGE=$TOOL
 command -v zstd > /dev/null || { echo "zstd missing"; exit 77; }
@@ -51,6 +55,16 @@ for c in $cases; do
 		nfail=$((nfail + 1))
 	cat "$c.cc"
 done
+
+# every outcome of the small epochs (superblock and journal writes) of a
+# repair that rewrites the superblock with a new replicas entry: a torn
+# write of every superblock copy at once would leave no valid superblock
+c=310-replicas-entry-missing
+zstd -qdf --sparse "$corpus/$c/image.zst" -o "$c.base" || fail "cannot decompress $c"
+record "$c" "$c.base"
+$CC --mode repair --prefix 0 --reorder 0 --exhaustive 18 --keep "$WORK/fail-$c" "$c.wlog" "$c.base" > "$c.cc" 2>&1 ||
+	nfail=$((nfail + 1))
+cat "$c.cc"
 
 zstd -qdf --sparse "$corpus/converge-orig.img.zst" -o big.base || fail "cannot decompress converge-orig"
 "$DAMAGE" big.base 11 32 > damage.out 2>&1 || { cat damage.out; fail "damage"; }
