@@ -16,14 +16,16 @@
 #
 # First two runs without a kill measure the command's duration T (the
 # shorter; they must exit 0, or 0/1 with --mode repair); the delays are
-# drawn uniformly from [0, T) with the seed. The runs are recorded with BCH_WRITE_LOG, so each
-# line says how many of the uninterrupted run's writes had completed when
-# the kill came. A run that ended before its kill is checked too (counted
-# as "finished").
+# drawn uniformly from [0, T) with the seed. The runs are recorded with
+# BCH_WRITE_LOG, so each line says how many of the uninterrupted run's
+# writes had completed when the kill came. A run that ended before its
+# kill is checked too (counted as "finished").
 #
-#   --runs N     kills (default 10)
-#   --seed S     seed of the delays (default 1)
-#   --keep DIR   the images of the failing runs (zstd) and their reasons
+#   --runs N       kills (default 10)
+#   --seed S       seed of the delays (default 1)
+#   --cleanup CMD  sh -c CMD after each kill, before the check (e.g. the
+#                  `fusermount3 -u -z MNT` of a killed FUSE server)
+#   --keep DIR     the images of the failing runs (zstd) and their reasons
 #
 # Exit 0 when every run's images pass, 1 when one fails, 2 on a usage or
 # set-up error. Last line: "N runs: N killed, N finished, N failed".
@@ -38,7 +40,7 @@ usage() {
 	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	exit 2
 }
-mode=recover nofs=0 uninit=0 ucheck="" recover="" keep="" tmo=60 runs=10 seed=1
+mode=recover nofs=0 uninit=0 ucheck="" recover="" keep="" tmo=60 runs=10 seed=1 cleanup=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift;;
@@ -47,6 +49,7 @@ while [ $# -gt 0 ]; do
 	--check) ucheck=$2; shift;;
 	--recover) recover=$2; shift;;
 	--runs) runs=$2; shift;;
+	--cleanup) cleanup=$2; shift;;
 	--seed) seed=$2; shift;;
 	--keep) keep=$2; shift;;
 	--timeout) tmo=$2; shift;;
@@ -136,6 +139,7 @@ for delay in $(awk -v s="$seed" -v n="$runs" -v t="$dur" \
 	r=$?
 	pid=""
 	if [ $r = 137 ]; then how=killed; else how=finished; fi
+	[ -z "$cleanup" ] || sh -c "$cleanup" > "$work/cleanup.out" 2>&1
 	w=$("$REPLAY" info "$work/log" 2>/dev/null | sed -n 's/.* writes \([0-9]*\) .*/\1/p')
 	desc="run $i: $how after ${delay}s, ${w:-0} of ${total:-?} writes (exit $r)"
 	if [ $how = killed ]; then killed=$((killed + 1)); else finished=$((finished + 1)); fi
