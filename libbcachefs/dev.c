@@ -93,7 +93,7 @@ int dev_log_append(int fd, unsigned type, uint32_t pid, uint32_t dev,
 	};
 	size_t total = sizeof(h) + len, done = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_REALTIME, &ts);
 	memset(h, 0, sizeof(h));
 	put_le32(h + 0, DEV_LOG_MAGIC);
 	put_le16(h + 4, type);

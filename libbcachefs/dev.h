@@ -31,7 +31,8 @@
  *   16 le64 offset     WRITE: byte offset on the device; OPEN: size of the
  *                      device in bytes when it was opened; else 0
  *   24 le64 len        payload bytes after the header
- *   32 le64 time_ns    CLOCK_MONOTONIC when appended (for humans)
+ *   32 le64 time_ns    CLOCK_REALTIME when appended, in ns (for humans,
+ *                      and killtest.sh: when the writes happened)
  *   40 le32 data_csum  CRC-32C (standard: init and final xor ~0) of the payload
  *   44 le32 hdr_csum   CRC-32C of header bytes 0..43
  *

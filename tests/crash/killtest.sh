@@ -14,12 +14,15 @@
 # recover|repair|ro, --allow-nofs, --allow-uninit, --check CMD, --recover
 # CMD, --timeout SECS).
 #
-# First two runs without a kill measure the command's duration T (the
-# shorter; they must exit 0, or 0/1 with --mode repair); the delays are
-# drawn uniformly from [0, T) with the seed. The runs are recorded with
-# BCH_WRITE_LOG, so each line says how many of the uninterrupted run's
-# writes had completed when the kill came. A run that ended before its
-# kill is checked too (counted as "finished").
+# First two runs without a kill measure the command's duration T and when
+# its writes happen, [W0, W1] (the shorter run; they must exit 0, or 0/1
+# with --mode repair). The delays are drawn with the seed: 3 in 4
+# uniformly from [W0, W1] (a command may read for long before it writes,
+# and exit long after: the kills that matter land among the writes), the
+# others from [0, T). The runs are recorded with BCH_WRITE_LOG, so each
+# line says how many of the uninterrupted run's writes had completed when
+# the kill came. A run that ended before its kill is checked too (counted
+# as "finished").
 #
 #   --runs N       kills (default 10)
 #   --seed S       seed of the delays (default 1)
@@ -96,26 +99,34 @@ fresh() {
 	rm -f "$work/log"
 }
 
-now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+now_ns() { date +%s%N; }
 
 # the uninterrupted runs: the shorter of two (the first warms the caches)
-dur=""
+dur="" w0=0 w1=0
 for _k in 1 2; do
 	fresh
-	t0=$(now_ms)
+	t0=$(now_ns)
 	BCH_WRITE_LOG=$work/log "$@" > "$work/ref.out" 2>&1
 	rc=$?
-	d=$(( $(now_ms) - t0 ))
+	d=$(( ($(now_ns) - t0) / 1000000 ))
 	if [ $rc != 0 ] && ! { [ $mode = repair ] && [ $rc = 1 ]; }; then
 		echo "killtest: the command without a kill exited $rc:"
 		tail -n 20 "$work/ref.out"
 		exit 2
 	fi
-	[ -n "$dur" ] && [ "$dur" -le $d ] || dur=$d
+	[ -n "$dur" ] && [ "$dur" -le $d ] && continue
+	dur=$d
+	# the writes, in ms after the start
+	wt=$("$REPLAY" info "$work/log" | sed -n 's/^writes from \([0-9]*\) to \([0-9]*\) ns$/\1 \2/p')
+	if [ -n "$wt" ]; then
+		w0=$(( (${wt% *} - t0) / 1000000 )) w1=$(( (${wt#* } - t0) / 1000000 ))
+	fi
 done
 total=$("$REPLAY" info "$work/log" | sed -n 's/.* writes \([0-9]*\) .*/\1/p')
-echo "uninterrupted: ${dur} ms, ${total:-?} writes"
 [ $dur -gt 0 ] || dur=1
+# (times that make no sense, e.g. another clock: the whole run)
+[ $w0 -ge 0 ] && [ $w1 -ge $w0 ] && [ $w1 -le $dur ] || { w0=0 w1=$dur; }
+echo "uninterrupted: ${dur} ms, ${total:-?} writes from ${w0} to ${w1} ms"
 
 CC_MODE=$mode CC_NOFS=$nofs CC_UNINIT=$uninit CC_CHECK=$ucheck CC_RECOVER=$recover
 CC_KEEP="" CC_TMO=$tmo CC_WORK=$work/check CC_RESULTS=$work/results
@@ -124,8 +135,10 @@ mkdir -p "$CC_WORK/out"
 : > "$CC_RESULTS"
 
 killed=0 finished=0 failed=0 i=0
-for delay in $(awk -v s="$seed" -v n="$runs" -v t="$dur" \
-		'BEGIN { srand(s); for (i = 0; i < n; i++) printf "%.3f\n", rand() * t / 1000 }'); do
+for delay in $(awk -v s="$seed" -v n="$runs" -v t="$dur" -v a="$w0" -v b="$w1" \
+		'BEGIN { srand(s); for (i = 0; i < n; i++) {
+			if (rand() < 0.75) d = a + rand() * (b - a); else d = rand() * t
+			printf "%.3f\n", d / 1000 } }'); do
 	i=$((i + 1))
 	fresh
 	# its own session and process group (setsid execs in place: the pid is

@@ -31,7 +31,8 @@
  * workload's fsyncs had returned.
  *
  *   replay dump LOG                      one line per record
- *   replay info LOG                      devices (slots), counts
+ *   replay info LOG                      devices (slots), counts, when the
+ *                                        first and last writes were logged
  *   replay mark LOG LABEL                append a MARK record
  *   replay states [SEL] LOG              the selected states, one a line:
  *                                        ID CUT WRITES KIND DESCRIPTION
@@ -863,14 +864,22 @@ static int cmd_info(int argc, char **argv)
 	if (argc != 2)
 		die("usage: replay info LOG");
 	log_load(&l, argv[1]);
+	uint64_t t_first = 0, t_last = 0;
+
 	for (size_t i = 0; i < l.nr; i++)
-		if (l.r[i].h.type == DEV_LOG_WRITE)
+		if (l.r[i].h.type == DEV_LOG_WRITE) {
 			bytes += l.r[i].h.len;
+			if (!t_first)
+				t_first = l.r[i].h.time_ns;
+			t_last = l.r[i].h.time_ns;
+		}
 	printf("records %zu writes %zu flushes %zu marks %zu bytes %" PRIu64 "%s\n",
 	       l.nr, l.nr_writes, l.nr_flushes, l.nr_marks, bytes,
 	       l.tail_cut ? " (last record cut short)" : "");
 	for (unsigned s = 0; s < l.nr_slots; s++)
 		printf("slot %u size %" PRIu64 " %s\n", s, l.slots[s].size, l.slots[s].path);
+	if (l.nr_writes)
+		printf("writes from %" PRIu64 " to %" PRIu64 " ns\n", t_first, t_last);
 	log_free(&l);
 	return 0;
 }
