@@ -8,13 +8,18 @@
 # BCH_TEST_SKIP_FLUSH=1 (its flushes skipped, as a writer that never
 # flushes) must give failing reordered states.
 #
-# Knobs: CRASH_REORDER (reordered states per log, default 30; TEST_QUICK 10),
-# CRASH_SEED (default 1).
+# Knobs: CRASH_REORDER (reordered states per log, default 30; TEST_QUICK 8),
+# CRASH_PREFIX (prefix states, default all; TEST_QUICK 8), CRASH_SEED
+# (default 1).
 set -u
 . "$(dirname "$0")/../lib.sh"
 replay_tool
 export BCACHEFS
-if [ -n "${TEST_QUICK:-}" ]; then nr=${CRASH_REORDER:-10}; else nr=${CRASH_REORDER:-30}; fi
+if [ -n "${TEST_QUICK:-}" ]; then
+	nr=${CRASH_REORDER:-8} np=${CRASH_PREFIX:-8} np2=5
+else
+	nr=${CRASH_REORDER:-30} np=${CRASH_PREFIX:-all} np2=12
+fi
 seed=${CRASH_SEED:-1}
 CC="sh $TESTDIR/crashcheck.sh"
 
@@ -41,7 +46,7 @@ truncate -s 16M base.img
 cp base.img img
 BCH_WRITE_LOG=$WORK/f.wlog "$BCACHEFS" format --source src img > fmt.out 2>&1 || { cat fmt.out; fail "format --source"; }
 "$REPLAY" info f.wlog
-$CC --allow-nofs --allow-uninit --check "$chk" --reorder $nr --seed $seed --keep "$WORK/fail1" f.wlog base.img > cc1.out 2>&1
+$CC --allow-nofs --allow-uninit --check "$chk" --prefix $np --reorder $nr --seed $seed --keep "$WORK/fail1" f.wlog base.img > cc1.out 2>&1
 rc=$?
 cat cc1.out
 [ $rc = 0 ] || fail "format --source, one device: crash states failed (ids in fail1/failed)"
@@ -53,7 +58,7 @@ truncate -s 16M b0.img b1.img
 cp b0.img d0.img; cp b1.img d1.img
 BCH_WRITE_LOG=$WORK/f2.wlog "$BCACHEFS" format --source src --replicas 2 d0.img d1.img > fmt2.out 2>&1 ||
 	{ cat fmt2.out; fail "format --source, two devices"; }
-$CC --allow-nofs --allow-uninit --check "$chk" --prefix 12 --reorder $nr --seed $seed --keep "$WORK/fail2" f2.wlog b0.img:b1.img > cc2.out 2>&1
+$CC --allow-nofs --allow-uninit --check "$chk" --prefix $np2 --reorder $nr --seed $seed --keep "$WORK/fail2" f2.wlog b0.img:b1.img > cc2.out 2>&1
 rc=$?
 cat cc2.out
 [ $rc = 0 ] || fail "format --source, two devices: crash states failed (ids in fail2/failed)"

@@ -15,14 +15,20 @@
 #   - a wrong checker (it wants the last xattr in every state) fails on the
 #     early states.
 #
-# Knobs: CRASH_REORDER (default 30; TEST_QUICK 12), CRASH_SEED (default 1).
+# Knobs: CRASH_REORDER (default 30; TEST_QUICK 6), CRASH_PREFIX (default
+# all; TEST_QUICK 6), CRASH_SEED (default 1). The runs that must fail take
+# 12 reordered states whatever the knobs.
 set -u
 . "$(dirname "$0")/../lib.sh"
 replay_tool
 export BCACHEFS
 test_tool plant
 PLANT=$TOOL
-if [ -n "${TEST_QUICK:-}" ]; then nr=${CRASH_REORDER:-12}; else nr=${CRASH_REORDER:-30}; fi
+if [ -n "${TEST_QUICK:-}" ]; then
+	nr=${CRASH_REORDER:-6} np=${CRASH_PREFIX:-6}
+else
+	nr=${CRASH_REORDER:-30} np=${CRASH_PREFIX:-all}
+fi
 seed=${CRASH_SEED:-1}
 CC="sh $TESTDIR/crashcheck.sh"
 
@@ -56,7 +62,7 @@ EOF
 workload m.wlog
 "$REPLAY" info m.wlog
 "$BCACHEFS" fsck -n img > n.out 2>&1 || { cat n.out; fail "the workload left an unclean fsck"; }
-$CC --check "sh $WORK/check.sh" --reorder $nr --seed $seed --keep "$WORK/fail1" m.wlog base.img > cc1.out 2>&1
+$CC --check "sh $WORK/check.sh" --prefix $np --reorder $nr --seed $seed --keep "$WORK/fail1" m.wlog base.img > cc1.out 2>&1
 rc=$?
 cat cc1.out
 [ $rc = 0 ] || fail "crash states of the workload failed (ids in fail1/failed)"
@@ -64,14 +70,14 @@ cat cc1.out
 # ---- commits that return before they are durable ----
 cp base.img img
 BCH_TEST_SKIP_FLUSH=1 workload s.wlog
-$CC --check "sh $WORK/check.sh" --prefix 0 --reorder $nr --seed $seed s.wlog base.img > cc2.out 2>&1
+$CC --check "sh $WORK/check.sh" --prefix 0 --reorder 12 --seed $seed s.wlog base.img > cc2.out 2>&1
 rc=$?
 cat cc2.out
 [ $rc = 1 ] || fail "commits without flushes: crashcheck exit $rc, want 1"
 grep -q 'reached, but the xattr is missing' cc2.out || fail "commits without flushes: no state lost a marked xattr"
 
 # ---- a wrong checker ----
-$CC --check '"$BCACHEFS" list -b xattrs $CRASH_IMAGES | grep -q ")k4:v4$"' --prefix 6 --reorder 0 m.wlog base.img > cc3.out 2>&1
+$CC --check '"$BCACHEFS" list -b xattrs $CRASH_IMAGES | grep -q ")k4:v4$"' --prefix 4 --reorder 0 m.wlog base.img > cc3.out 2>&1
 rc=$?
 cat cc3.out
 [ $rc = 1 ] || fail "a checker that wants k4 everywhere: crashcheck exit $rc, want 1"
