@@ -193,8 +193,12 @@ if [ $verbose = 1 ]; then
 else
 	grep -v '^ok ' "$work/run.out"
 fi
-if [ $rc -ge 2 ] || ! [ -s "$CC_RESULTS" ]; then
+if [ $rc -ge 2 ]; then
 	echo "crashcheck: replay run failed (exit $rc)"
+	exit 2
+fi
+if ! [ -s "$CC_RESULTS" ]; then
+	echo "crashcheck: no state was selected (a log without writes, or --prefix 0 --reorder 0)"
 	exit 2
 fi
 if [ -n "$keep" ] && [ -s "$keep/failed" ]; then
