@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bcachefs: the command table and dispatch. Also answers to the names
- * mkfs.bcachefs (format) and fsck.bcachefs (fsck).
+ * mkfs.bcachefs (format), fsck.bcachefs (fsck) and mount.bcachefs (mount,
+ * as mount(8) calls it: mount.bcachefs DEV DIR [-o OPTIONS] [-n] [-s] ...).
  */
 #include "cmds.h"
 
@@ -114,6 +115,8 @@ int main(int argc, char *argv[])
 		return cmd_format(argc, argv);
 	if (!strcmp(prog, "fsck.bcachefs"))
 		return cmd_fsck(argc, argv);
+	if (!strcmp(prog, "mount.bcachefs"))
+		return cmd_mount(argc, argv);
 
 	if (argc < 2) {
 		fprintf(stderr, "bcachefs: missing command\n");

@@ -17,6 +17,8 @@
 	x(list,			"list",			"List the keys of a btree")		\
 	x(list_journal,		"list_journal",		"List the entries and keys of the journal") \
 	x(dump,			"dump",			"Dump filesystem metadata to qcow2 images") \
+	x(migrate,		"migrate",		"Migrate a mounted ext2/3/4 or xfs filesystem to bcachefs in place") \
+	x(migrate_superblock,	"migrate-superblock",	"Add the default superblock to a migrated filesystem") \
 	x(unlock,		"unlock",		"Put the key of an encrypted filesystem in the keyring") \
 	x(set_passphrase,	"set-passphrase",	"Change the passphrase of an encrypted filesystem") \
 	x(remove_passphrase,	"remove-passphrase",	"Store the master key unencrypted")	\

@@ -46,12 +46,13 @@ static void opened_free(struct opened_dev *d, unsigned nr)
 	free(d);
 }
 
-static int open_one(struct opened_dev *d, const char *path, bool ro, struct printbuf *err)
+static int open_one(struct opened_dev *d, const char *path, unsigned flags,
+		    struct printbuf *err)
 {
 	int ret;
 
 	d->path = path;
-	ret = dev_open(path, ro ? 0 : DEV_RW | DEV_EXCL, &d->io);
+	ret = dev_open(path, flags, &d->io);
 	if (ret) {
 		pr_buf(err, "%s: cannot open: %s\n", path, bch_err_str(ret));
 		return ret;
@@ -397,7 +398,8 @@ static int open_devs(struct bch_fs *c, char * const *paths, unsigned nr,
 	int ret = 0;
 
 	for (i = 0; i < nr && !ret; i++)
-		ret = open_one(&d[i], paths[i], c->opts.read_only, err);
+		ret = open_one(&d[i], paths[i], c->opts.read_only ? 0 :
+			       DEV_RW | (c->opts.no_excl ? 0 : DEV_EXCL), err);
 	if (!ret)
 		ret = check_same_fs(d, nr, err);
 	if (!ret) {
@@ -421,6 +423,7 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
+	pthread_mutex_init(&c->lock, NULL);
 
 	r = open_devs(c, devs, nr, err);
 	if (r)
@@ -544,6 +547,7 @@ void bch_fs_close(struct bch_fs *c)
 	printbuf_exit(&c->rw_start_err);
 	bch_btree_cache_exit(c);
 	bch_journal_free(&c->journal);
+	bch_overlay_clear(&c->overlay);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		struct bch_member_dev *ca = c->devs[i];
 
@@ -556,6 +560,7 @@ void bch_fs_close(struct bch_fs *c)
 		free(ca);
 	}
 	bch_key_wipe(&c->key);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 

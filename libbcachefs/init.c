@@ -305,7 +305,7 @@ static int write_journal(struct init_state *s, struct printbuf *err)
 	if (!ret)
 		ret = add_roots(s, &b);
 	if (!ret)
-		ret = bch_journal_write(&s->jw, &b, 1, err);
+		ret = bch_journal_write(&s->jw, &b, 1, true, err);
 	jset_builder_exit(&b);
 	if (ret)
 		return ret;
@@ -315,7 +315,7 @@ static int write_journal(struct init_state *s, struct printbuf *err)
 	jset_builder_init(&b);
 	ret = add_roots(s, &b);
 	if (!ret)
-		ret = bch_journal_write(&s->jw, &b, 0, err);
+		ret = bch_journal_write(&s->jw, &b, 0, true, err);
 	jset_builder_exit(&b);
 	if (!ret)
 		bch_replicas_add(&s->a.replicas, BCH_DATA_JOURNAL, s->jw.last_devs);
@@ -524,6 +524,8 @@ int bch_fs_initialize_opts(struct bch_fs *c, const struct bch_init_opts *opts,
 	ret = btree_write_ctx_init(&s->wctx, c, err);
 	if (!ret)
 		ret = bch_alloc_init(&s->a, c, err);
+	if (!ret && opts->prepare)
+		ret = opts->prepare(c, &s->a, opts->populate_priv, err);
 	if (!ret)
 		ret = init_journal_buckets(s, err);
 	if (!ret && opts->populate) {

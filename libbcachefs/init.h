@@ -49,12 +49,22 @@ typedef int (*bch_init_populate_fn)(struct bch_fs *c, struct bch_allocator *a,
 				    struct bulk_root *roots, void *priv,
 				    struct printbuf *err);
 
+/*
+ * Called once the allocator knows the superblock and journal buckets of
+ * every device, before anything is allocated (journal buckets included):
+ * to take buckets out of use (migrate: everything outside the space
+ * reserved for the new filesystem). @priv is populate_priv.
+ */
+typedef int (*bch_init_prepare_fn)(struct bch_fs *c, struct bch_allocator *a,
+				   void *priv, struct printbuf *err);
+
 struct bch_init_opts {
 	bool		no_lost_found;	/* stop where the reference's first open did */
 	int64_t		now_ns;		/* 0 = the real-time clock */
 	uint64_t	root_hash_seed;	/* 0 = random */
 	uint64_t	lf_hash_seed;	/* 0 = random */
 	bch_init_populate_fn populate;	/* NULL: root directory and lost+found only */
+	bch_init_prepare_fn prepare;	/* NULL: every free bucket may be used */
 	bool		no_reread;	/* the caller closes @c next: the journal is not read back */
 	void		*populate_priv;
 };

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/fiemap.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,10 @@
 #include "dev.h"
 #include "dirent.h"
 #include "errcode.h"
+#include "fiemap.h"
 #include "format.h"
 #include "fs.h"
+#include "fsread.h"
 #include "inode.h"
 #include "node_write.h"
 #include "source.h"
@@ -88,11 +91,19 @@ struct src {
 	uint64_t		key_version;	/* 40 §40.4.7 */
 	int64_t			now;		/* stored time of "now" */
 	uint64_t		last_progress;
-	struct hashed		*lf_dirent;	/* lost+found, placed with the root's dirents */
-	dev_t			dev_dev[BCH_FS_MAX_DEVS];	/* the devices written to */
-	ino_t			dev_ino[BCH_FS_MAX_DEVS];
+	/* made here (lost+found, old_migrated_filesystem): with the root's dirents */
+	struct hashed		root_extra[2];
+	unsigned		nr_root_extra;
+	dev_t			dev_dev[BCH_FS_MAX_DEVS + 1];	/* the devices written to, */
+	ino_t			dev_ino[BCH_FS_MAX_DEVS + 1];	/* the reserved file (migrate) */
 	unsigned		nr_dev_files;
 	bool			acl;		/* POSIX ACLs enabled (sb flag) */
+
+	/* migrate: data linked in place, sorted device sector ranges */
+	struct bch_source_link	*link;
+	struct bch_source_range	*linked;
+	size_t			nr_linked, size_linked;
+	bool			link_replicas;	/* {user, link->dev} added */
 };
 
 /* ---- inodes ------------------------------------------------------------- */
@@ -423,11 +434,44 @@ static int write_data(struct src *s, uint64_t inum, uint64_t start,
 	return 0;
 }
 
+/*
+ * Read bytes [@a, @b) (whole blocks) of the file open at @fd and write them
+ * as extents of @inum (holes in the file read as zeros).
+ */
+static int copy_range(struct src *s, uint64_t inum, int fd, const char *path,
+		      uint64_t a, uint64_t b, uint64_t *i_sectors)
+{
+	int ret = 0;
+
+	while (a < b && !ret) {
+		uint64_t len = b - a;
+		ssize_t r;
+
+		if (len > COPY_BUF_BYTES)
+			len = COPY_BUF_BYTES;
+		memset(s->buf, 0, len);
+		r = pread(fd, s->buf, len, (off_t)a);
+		if (r < 0) {
+			pr_buf(s->err, "%s: read: %s\n", path, strerror(errno));
+			return -errno;
+		}
+		ret = write_data(s, inum, a / 512, s->buf, len / 512, i_sectors);
+		s->o->nr_bytes += len;
+		a += len;
+	}
+	return ret;
+}
+
+static int link_file(struct src *s, uint64_t inum, const char *path, const struct stat *st);
+
 static int copy_file(struct src *s, uint64_t inum, const char *path, const struct stat *st)
 {
 	uint64_t bs = (uint64_t)s->block_sectors * 512, next = 0, i_sectors = 0;
 	off_t size = st->st_size, pos = 0;
 	int fd, ret = 0;
+
+	if (s->link)
+		return link_file(s, inum, path, st);
 
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
@@ -452,23 +496,7 @@ static int copy_file(struct src *s, uint64_t inum, const char *path, const struc
 
 		if (a < next)
 			a = next;
-		while (a < b && !ret) {
-			uint64_t len = b - a;
-			ssize_t r;
-
-			if (len > COPY_BUF_BYTES)
-				len = COPY_BUF_BYTES;
-			memset(s->buf, 0, len);
-			r = pread(fd, s->buf, len, (off_t)a);
-			if (r < 0) {
-				pr_buf(s->err, "%s: read: %s\n", path, strerror(errno));
-				ret = -errno;
-				break;
-			}
-			ret = write_data(s, inum, a / 512, s->buf, len / 512, &i_sectors);
-			s->o->nr_bytes += len;
-			a += len;
-		}
+		ret = copy_range(s, inum, fd, path, a, b, &i_sectors);
 		next = b;
 		pos = (off_t)b;
 	}
@@ -492,7 +520,200 @@ static int copy_symlink(struct src *s, uint64_t inum, const char *path, const st
 	}
 	ret = r ? write_data(s, inum, 0, s->buf, ((uint64_t)r + bs - 1) / bs * bs / 512,
 			     &i_sectors) : 0;
+	if (s->link && r) {
+		s->link->nr_copied_extents++;
+		s->link->copied_sectors += i_sectors;
+	}
 	ino(s, inum)->bi_size = (uint64_t)r;
+	ino(s, inum)->bi_sectors = i_sectors;
+	return ret;
+}
+
+/* ---- data linked in place (migrate) ------------------------------------- */
+
+static void linked_add(struct src *s, uint64_t start, uint64_t len)
+{
+	struct bch_source_range *l = s->nr_linked ? &s->linked[s->nr_linked - 1] : NULL;
+
+	if (l && l->start + l->len == start) {
+		l->len += len;
+		return;
+	}
+	if (s->nr_linked == s->size_linked) {
+		s->size_linked = s->size_linked ? 2 * s->size_linked : 1024;
+		s->linked = xrealloc(s->linked, s->size_linked * sizeof(*s->linked));
+	}
+	s->linked[s->nr_linked++] = (struct bch_source_range) { start, len };
+}
+
+/*
+ * Extents of @inum from file sector @pos pointing at the @sectors sectors
+ * of the device from @dev_sector, one per bucket they cross, without a
+ * checksum (another filesystem wrote the data); their buckets are marked
+ * as holding user data.
+ */
+static int link_sectors(struct src *s, uint64_t inum, uint64_t pos, uint64_t dev_sector,
+			uint64_t sectors, uint64_t *i_sectors)
+{
+	unsigned dev = s->link->dev;
+	struct bch_dev_alloc *da = s->a->devs[dev];
+	int ret;
+
+	if (!s->link_replicas) {
+		bch_replicas_add(&s->a->replicas, BCH_DATA_USER, 1ULL << dev);
+		s->link_replicas = true;
+	}
+	while (sectors) {
+		uint64_t b = dev_sector / da->bucket_size;
+		uint64_t n = min_t(uint64_t, (b + 1) * da->bucket_size - dev_sector, sectors);
+		struct bch_extent_ptr p = { 0 };
+		struct bkey_h k = { 0 };
+
+		if (b < da->first_bucket || b >= da->nbuckets) {
+			pr_buf(s->err, "data at device sector %" PRIu64 " lies outside the buckets of "
+			       "the new filesystem (%u to %" PRIu64 ")\n", dev_sector,
+			       da->first_bucket, da->nbuckets - 1);
+			return -ERANGE;
+		}
+		SET_EXTENT_PTR_TYPE(&p, 1);
+		SET_EXTENT_PTR_OFFSET(&p, dev_sector);
+		SET_EXTENT_PTR_DEV(&p, dev);
+		SET_EXTENT_PTR_GEN(&p, bch_bucket(da, b)->gen);
+		ret = bch_alloc_mark(s->a, dev, b, BCH_DATA_USER, (unsigned)n, s->err);
+		if (ret)
+			return ret;
+		/* the gen stays (nothing was invalidated), but the bucket needs its alloc key */
+		if (!bch_bucket(da, b)->gen_dirty)
+			bch_alloc_set_gen(s->a, dev, b, bch_bucket(da, b)->gen);
+		k.type	= 128;
+		k.size	= (uint32_t)n;
+		k.p	= POS_H(inum, pos + n);
+		bulk_keys_add(&s->keys[BTREE_ID_EXTENTS], &k, &p, sizeof(p));
+		linked_add(s, dev_sector, n);
+		*i_sectors += n;
+		pos += n;
+		dev_sector += n;
+		sectors -= n;
+	}
+	return 0;
+}
+
+/*
+ * The data of a regular file, from where FIEMAP says it lies (spec 50
+ * §10.1): extents linked in place where bch_fiemap_use() allows it, copied
+ * otherwise, nothing for holes and unwritten extents. Past round_up(size,
+ * 4096) nothing is taken (fsck's i_size rule, 40 §40.8).
+ */
+static int link_file(struct src *s, uint64_t inum, const char *path, const struct stat *st)
+{
+	struct bch_source_link *l = s->link;
+	uint64_t bs = (uint64_t)s->block_sectors * 512, next = 0, i_sectors = 0;
+	uint64_t limit = round_up((uint64_t)st->st_size, 4096);
+	struct fiemap_ext *e = NULL;
+	size_t nr = 0;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		pr_buf(s->err, "%s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	ret = bch_fiemap(fd, false, &e, &nr);
+	for (size_t i = 0; i < nr && !ret; i++)
+		if (e[i].flags & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC)) {
+			/* not placed yet: write it out and ask again */
+			free(e);
+			ret = bch_fiemap(fd, true, &e, &nr);
+			break;
+		}
+	if (ret)
+		pr_buf(s->err, "%s: cannot map its data (FIEMAP): %s\n", path,
+		       ret == -EOPNOTSUPP ? "the filesystem does not support it" : strerror(-ret));
+
+	for (size_t i = 0; i < nr && !ret; i++) {
+		uint64_t a = e[i].logical, b = e[i].logical + e[i].length;
+
+		if (b > limit)
+			b = limit;
+		if (a < next)
+			a = next;
+		if (a >= b)
+			continue;
+		switch (bch_fiemap_use(&e[i], l->copy_below * 512)) {
+		case FIEMAP_USE_HOLE:
+			break;
+		case FIEMAP_USE_LINK:
+			if (e[i].logical % bs || e[i].physical % bs || (b - a) % bs) {
+				pr_buf(s->err, "%s: unaligned extent (file byte %" PRIu64 ", device byte %"
+				       PRIu64 ", %" PRIu64 " bytes, blocks of %" PRIu64 " bytes): it "
+				       "cannot be linked in place\n", path, e[i].logical,
+				       e[i].physical, e[i].length, bs);
+				ret = -EINVAL;
+				break;
+			}
+			ret = link_sectors(s, inum, a / 512, (e[i].physical + (a - e[i].logical)) / 512,
+					   (b - a) / 512, &i_sectors);
+			l->nr_linked_extents++;
+			l->linked_sectors += (b - a) / 512;
+			next = b;
+			break;
+		case FIEMAP_USE_COPY:
+			a = a / bs * bs;
+			b = round_up(b, bs);
+			if (a < next)
+				a = next;
+			ret = copy_range(s, inum, fd, path, a, b, &i_sectors);
+			l->nr_copied_extents++;
+			l->copied_sectors += (b - a) / 512;
+			next = b;
+			break;
+		}
+	}
+	close(fd);
+	free(e);
+	ino(s, inum)->bi_size = (uint64_t)st->st_size;
+	ino(s, inum)->bi_sectors = i_sectors;
+	return ret;
+}
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct bch_source_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * The file that keeps the old filesystem's space allocated (spec 50 §10.1
+ * step 11): every sector of the new filesystem's buckets (from
+ * first_bucket) that neither the reserved file nor linked data covers, at
+ * the file offset equal to its device sector. Its size is the device's.
+ */
+static int old_fs_extents(struct src *s, uint64_t inum)
+{
+	struct bch_source_link *l = s->link;
+	struct bch_dev_alloc *da = s->a->devs[l->dev];
+	size_t nr = s->nr_linked + l->nr_reserved;
+	struct bch_source_range *cov = xmalloc((nr + 1) * sizeof(*cov));
+	uint64_t pos = (uint64_t)da->first_bucket * da->bucket_size;
+	uint64_t end = da->nbuckets * da->bucket_size, i_sectors = 0;
+	int ret = 0;
+
+	memcpy(cov, s->linked, s->nr_linked * sizeof(*cov));
+	memcpy(cov + s->nr_linked, l->reserved, l->nr_reserved * sizeof(*cov));
+	qsort(cov, nr, sizeof(*cov), range_cmp);
+	cov[nr] = (struct bch_source_range) { end, 0 };
+	for (size_t i = 0; i <= nr && pos < end && !ret; i++) {
+		uint64_t gap_end = cov[i].start < end ? cov[i].start : end;
+
+		if (gap_end > pos)
+			ret = link_sectors(s, inum, pos, pos, gap_end - pos, &i_sectors);
+		if (cov[i].start + cov[i].len > pos)
+			pos = cov[i].start + cov[i].len;
+	}
+	free(cov);
+	l->old_fs_sectors = i_sectors;
+	ino(s, inum)->bi_size = end * 512;
 	ino(s, inum)->bi_sectors = i_sectors;
 	return ret;
 }
@@ -512,63 +733,6 @@ static const struct { const char *prefix; unsigned type; } xattr_types[] = {
 	{ "system.posix_acl_access",	BCH_XATTR_INDEX_POSIX_ACL_ACCESS },
 	{ "system.posix_acl_default",	BCH_XATTR_INDEX_POSIX_ACL_DEFAULT },
 };
-
-/* POSIX ACL tags (40 §40.6.7) */
-#define ACL_USER_OBJ	0x01
-#define ACL_USER	0x02
-#define ACL_GROUP_OBJ	0x04
-#define ACL_GROUP	0x08
-#define ACL_MASK	0x10
-#define ACL_OTHER	0x20
-
-/*
- * A POSIX ACL as Linux hands it out (system.posix_acl_*: le32 version 2,
- * then 8-byte entries) in the on-disk form of 40 §40.6.7 (le32 version 1,
- * short entries for the owner, group, mask and other, long ones for named
- * users and groups). The bytes written, 0 when nothing is to be stored (an
- * empty ACL, or an access ACL that only repeats the mode), or -EINVAL.
- */
-static ssize_t acl_from_xattr(const uint8_t *v, size_t len, unsigned type,
-			      uint8_t *out, size_t out_size)
-{
-	size_t nr, pos = 4, nr_short = 0;
-
-	if (len < 4 || get_le32_unaligned(v) != 2 || (len - 4) % 8)
-		return -EINVAL;
-	nr = (len - 4) / 8;
-	if (!nr || out_size < 4 + nr * 8)
-		return nr ? -E2BIG : 0;
-	out[0] = 1; out[1] = out[2] = out[3] = 0;
-	for (size_t i = 0; i < nr; i++) {
-		const uint8_t *e = v + 4 + i * 8;
-		unsigned tag = get_le16_unaligned(e);
-
-		switch (tag) {
-		case ACL_USER_OBJ:
-		case ACL_GROUP_OBJ:
-		case ACL_MASK:
-		case ACL_OTHER:
-			memcpy(out + pos, e, 4);
-			pos += 4;
-			nr_short++;
-			break;
-		case ACL_USER:
-		case ACL_GROUP:
-			memcpy(out + pos, e, 8);
-			pos += 8;
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
-	/* the reader counts entries from the size: four short ones with named ones */
-	if (pos - 4 >= 16 && nr_short != 4)
-		return -EINVAL;
-	/* owner, group and other only: the mode says it all (40 §40.6.7) */
-	if (type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS && nr == 3)
-		return 0;
-	return (ssize_t)pos;
-}
 
 static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 {
@@ -616,7 +780,7 @@ static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 		}
 		if (is_acl(type)) {
 			uint8_t acl[sizeof(val)];
-			ssize_t alen = acl_from_xattr(val, (size_t)vlen, type, acl, sizeof(acl));
+			ssize_t alen = bch_acl_from_xattr(val, (size_t)vlen, type, acl, sizeof(acl));
 
 			if (alen < 0) {
 				pr_buf(s->err, "%s: xattr %s: not a valid POSIX ACL\n", path, n);
@@ -712,6 +876,11 @@ static int copy_entry(struct src *s, uint64_t dir, const char *path, const char 
 	for (unsigned i = 0; i < s->nr_dev_files; i++)
 		if (st.st_dev == s->dev_dev[i] && st.st_ino == s->dev_ino[i])
 			return 1;	/* a device of the new filesystem itself: skipped */
+	if (s->link && st.st_dev != (dev_t)s->link->st_dev) {
+		pr_buf(s->err, "%s is on another filesystem (a mount inside the one being migrated): "
+		       "unmount it first\n", path);
+		return -EXDEV;
+	}
 	if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && (seen = hl_find(s, &st))) {
 		inum = *seen;
 		ino(s, inum)->bi_nlink++;
@@ -803,7 +972,7 @@ static int copy_dir(struct src *s, uint64_t dir_inum, const char *path, dev_t de
 
 	ret = bch_hash_info_init(&hi, bch_inode_str_hash(ino(s, dir_inum)),
 				 ino(s, dir_inum)->bi_hash_seed);
-	h = xcalloc(nr + 1, sizeof(*h));
+	h = xcalloc(nr + ARRAY_SIZE(s->root_extra), sizeof(*h));
 	for (size_t i = 0; i < nr && !ret; i++) {
 		child = xrealloc(child, strlen(path) + strlen(names[i]) + 2);
 		sprintf(child, "%s/%s", path, names[i]);
@@ -817,10 +986,10 @@ static int copy_dir(struct src *s, uint64_t dir_inum, const char *path, dev_t de
 			nr_h++;
 		}
 	}
-	if (!ret && dir_inum == BCACHEFS_ROOT_INO && s->lf_dirent) {
-		h[nr_h++] = *s->lf_dirent;
-		free(s->lf_dirent);
-		s->lf_dirent = NULL;
+	if (!ret && dir_inum == BCACHEFS_ROOT_INO) {
+		for (unsigned i = 0; i < s->nr_root_extra; i++)
+			h[nr_h++] = s->root_extra[i];
+		s->nr_root_extra = 0;
 	}
 	if (!ret)
 		hashed_emit(s, BTREE_ID_DIRENTS, dir_inum, h, nr_h);
@@ -837,30 +1006,40 @@ static int copy_dir(struct src *s, uint64_t dir_inum, const char *path, dev_t de
 
 /* ---- the whole ---------------------------------------------------------- */
 
-static int add_lost_found(struct src *s)
+/*
+ * A dirent @name -> @inum (of type @dt) in the root directory, made here
+ * rather than copied: placed with the root's other dirents (probing).
+ */
+static int root_dirent_add(struct src *s, uint64_t inum, const char *name, unsigned dt)
 {
 	struct bch_hash_info hi;
 	struct hashed h = { 0 };
 	uint8_t val[64];
 	size_t bytes;
-	uint64_t inum = inode_new(s);	/* 4097 */
 	int ret;
 
-	ino(s, inum)->bi_mode = S_IFDIR | 0755;
-	ino(s, BCACHEFS_ROOT_INO)->bi_nlink++;
 	ret = bch_hash_info_init(&hi, s->c->str_hash_type, ino(s, BCACHEFS_ROOT_INO)->bi_hash_seed);
 	if (ret)
 		return ret;
-	bytes = bch_dirent_encode(inum, BCH_DT_DIR, LOST_FOUND, strlen(LOST_FOUND), val, sizeof(val));
-	h.hash = bch_dirent_hash(&hi, LOST_FOUND, strlen(LOST_FOUND));
+	bytes = bch_dirent_encode(inum, dt, name, strlen(name), val, sizeof(val));
+	if (!bytes || s->nr_root_extra == ARRAY_SIZE(s->root_extra))
+		return -EINVAL;
+	h.hash = bch_dirent_hash(&hi, name, strlen(name));
 	h.k.type = 128;
 	h.v = xmalloc(bytes);
 	memcpy(h.v, val, bytes);
 	h.v_bytes = (unsigned)bytes;
-	/* placed with the root's other dirents (probing) */
-	s->lf_dirent = xmalloc(sizeof(h));
-	*s->lf_dirent = h;
+	s->root_extra[s->nr_root_extra++] = h;
 	return 0;
+}
+
+static int add_lost_found(struct src *s)
+{
+	uint64_t inum = inode_new(s);	/* 4097 */
+
+	ino(s, inum)->bi_mode = S_IFDIR | 0755;
+	ino(s, BCACHEFS_ROOT_INO)->bi_nlink++;
+	return root_dirent_add(s, inum, LOST_FOUND, BCH_DT_DIR);
 }
 
 int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
@@ -874,13 +1053,14 @@ int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
 	struct src *s = xcalloc(1, sizeof(*s));
 	struct timespec now;
 	struct stat st;
-	uint64_t lf = 0;
+	uint64_t lf = 0, old_fs = 0;
 	int ret;
 
 	s->c = c;
 	s->a = a;
 	s->o = o;
 	s->err = err;
+	s->link = o->link;
 	s->block_sectors = c->block_size;
 	s->acl = BCH_SB_POSIX_ACL(c->sb);
 	s->extent_max = 1U << BCH_SB_ENCODED_EXTENT_MAX_BITS(c->sb);
@@ -914,6 +1094,10 @@ int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
 			s->dev_ino[s->nr_dev_files++] = dst.st_ino;
 		}
 	}
+	if (s->link) {
+		s->dev_dev[s->nr_dev_files] = (dev_t)s->link->st_dev;
+		s->dev_ino[s->nr_dev_files++] = (ino_t)s->link->skip_ino;
+	}
 	s->buf = xmalloc(COPY_BUF_BYTES + 8192);
 	s->cbuf = xmalloc(COPY_BUF_BYTES + 8192);
 	ret = wp_init(s);
@@ -937,8 +1121,16 @@ int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
 	}
 	if (lf)
 		ret = add_lost_found(s);
+	if (!ret && s->link) {
+		/* root-owned, read-only, one link: its extents come after the walk */
+		old_fs = inode_new(s);
+		ino(s, old_fs)->bi_mode = S_IFREG | 0400;
+		ret = root_dirent_add(s, old_fs, s->link->old_fs_name, BCH_DT_REG);
+	}
 	if (!ret)
 		ret = copy_dir(s, BCACHEFS_ROOT_INO, o->dir, st.st_dev);
+	if (!ret && old_fs)
+		ret = old_fs_extents(s, old_fs);
 	if (ret)
 		goto out;
 	progress(s, 1);
@@ -969,9 +1161,9 @@ out:
 			free(s->hl[i]);
 			s->hl[i] = n;
 		}
-	if (s->lf_dirent)
-		free(s->lf_dirent->v);
-	free(s->lf_dirent);
+	for (unsigned i = 0; i < s->nr_root_extra; i++)
+		free(s->root_extra[i].v);
+	free(s->linked);
 	free(s->inodes);
 	free(s->buf);
 	free(s->cbuf);

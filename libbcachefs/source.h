@@ -18,6 +18,15 @@
  * (an access ACL that only repeats the mode is not stored); other
  * system.* xattrs are not copied. The number skipped is reported in
  * struct bch_source_opts.
+ *
+ * migrate (struct bch_source_link): the tree is the mounted filesystem the
+ * new one lives in, on the same device. Regular file data is not copied
+ * but linked in place where FIEMAP allows (fiemap.h: extents pointing at
+ * the sectors the data already has, no checksum), copied otherwise; every
+ * entry must be on that filesystem (nested mounts are an error); the
+ * reserved file is left out; and a file at the root keeps every other
+ * sector of the device in use (the old filesystem's metadata and free
+ * space), so the new filesystem never writes there.
  */
 #ifndef BCH_SOURCE_H
 #define BCH_SOURCE_H
@@ -30,11 +39,34 @@ struct btree_write_ctx;
 struct bulk_root;
 struct printbuf;
 
+/* A range of device sectors. */
+struct bch_source_range {
+	uint64_t	start;
+	uint64_t	len;
+};
+
+struct bch_source_link {
+	unsigned	dev;		/* member index of the device */
+	uint64_t	st_dev;		/* the source filesystem's st_dev */
+	uint64_t	skip_ino;	/* the reserved file (not copied) */
+	/* the reserved file's extents, device sectors */
+	const struct bch_source_range *reserved;
+	size_t		nr_reserved;
+	uint64_t	copy_below;	/* sectors: data that starts below is copied */
+	const char	*old_fs_name;	/* the file at the root keeping the rest */
+
+	/* results */
+	uint64_t	nr_linked_extents, linked_sectors;
+	uint64_t	nr_copied_extents, copied_sectors;
+	uint64_t	old_fs_sectors;
+};
+
 struct bch_source_opts {
 	const char	*dir;
 	/* called now and then while copying (may be NULL) */
 	void		(*progress)(void *priv, uint64_t files, uint64_t bytes, int done);
 	void		*progress_priv;
+	struct bch_source_link *link;	/* migrate; NULL: format --source */
 
 	/* results */
 	uint64_t	nr_inodes;

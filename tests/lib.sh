@@ -47,8 +47,8 @@ fail() {
 }
 
 # test_tool NAME: the test tool build/tests/NAME (from tests/*/NAME.c:
-# plant, damage, replay) in $TOOL, built first when missing or older than
-# its source.
+# fsck/plant, fsck/damage, rw/posix, rw/fsx, crash/replay) in $TOOL, built
+# first when missing or older than its source.
 test_tool() {
 	_top=$(cd "$TESTDIR/../.." && pwd)
 	TOOL=$_top/build/tests/$1

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate a source tree for format --source tests.
 
-    gen_tree.py DIR NSMALL BIG_MIB [--no-acl]
+    gen_tree.py DIR NSMALL BIG_MIB [--no-acl] [--xfs]
 
 Every file type (regular, empty, sparse with holes, all-hole, directories,
 symlinks short/long/dangling, hard links, char and block devices, fifo,
@@ -9,11 +9,12 @@ socket), NSMALL small files spread over several directories, a BIG_MIB MiB
 file of random data, a compressible file, 255-byte ASCII and UTF-8 names,
 xattrs (user.*, trusted.*) and POSIX ACLs (access and default), owners,
 odd modes and nanosecond times. Device nodes, owners and trusted.* only as
-root."""
+root. --xfs: device numbers xfs can store (minor below 2^18)."""
 import os, socket, stat, struct, sys
 
 root, nsmall, big_mib = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 acl = "--no-acl" not in sys.argv
+big_minor = 1 << 17 if "--xfs" in sys.argv else 1 << 18
 rand = os.urandom
 os.makedirs(root + "/dir/sub/subsub")
 os.makedirs(root + "/empty_dir")
@@ -81,7 +82,7 @@ s.bind(root + "/dir/sock")
 s.close()
 if os.geteuid() == 0:
     os.mknod(root + "/dir/chr", 0o620 | stat.S_IFCHR, os.makedev(4, 65))
-    os.mknod(root + "/dir/chr_big", 0o600 | stat.S_IFCHR, os.makedev(511, 1 << 18))
+    os.mknod(root + "/dir/chr_big", 0o600 | stat.S_IFCHR, os.makedev(511, big_minor))
     os.mknod(root + "/dir/blk", 0o660 | stat.S_IFBLK, os.makedev(259, 1 << 12 | 3))
     os.link(root + "/dir/chr", root + "/chr_hard")
     os.chown(root + "/dir/sub", 1234, 5678)

@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs migrate / migrate-superblock (spec 50 §10, libbcachefs/migrate.h):
+ * turn a mounted ext2/3/4 or xfs filesystem into bcachefs in place, file
+ * data linked where it lies; then put the superblock at its default place.
+ *
+ * Exit status: 0 done (migrate: and fsck -n of the result found nothing),
+ * 1 failure, 16 usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "libbcachefs/crypto.h"
+#include "libbcachefs/errcode.h"
+#include "libbcachefs/migrate.h"
+#include "libbcachefs/util.h"
+
+const char cmd_migrate_usage[] =
+	"Usage: bcachefs migrate [OPTION]... -f FS_ROOT\n"
+	"Turn the mounted ext2/3/4 or xfs filesystem at FS_ROOT into bcachefs, in place:\n"
+	"file data stays where it is (the new filesystem points at it), the new metadata\n"
+	"goes into a file FS_ROOT/bcachefs of a fifth of the device, and the old\n"
+	"filesystem stays valid (and mounted) until migrate-superblock.\n"
+	"\n"
+	"Options:\n"
+	"  -f, --fs=FS_ROOT          Mount point of the filesystem to migrate (required)\n"
+	"      --encrypted           Encrypt the new filesystem's metadata and new data\n"
+	"                            (the data linked in place stays as it is)\n"
+	"      --no_passphrase       With --encrypted: store the key unencrypted\n"
+	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
+	"  -F, --force               Reuse an existing FS_ROOT/bcachefs\n"
+	"  -n, --dry-run             Check, and say what would be linked, copied and\n"
+	"                            reserved; write nothing\n"
+	"  -h, --help                Display this help and exit\n"
+	"\n"
+	"Do not write to the old filesystem afterwards: both share the data blocks.\n"
+	"Exit status: 0 when the new filesystem was made and fsck found it clean,\n"
+	"1 otherwise, 16 for a usage error.\n";
+
+const char cmd_migrate_superblock_usage[] =
+	"Usage: bcachefs migrate-superblock -d DEVICE -o OFFSET\n"
+	"Add a superblock at the default place (sector 8) to a filesystem made by\n"
+	"migrate, whose superblock is at sector OFFSET of DEVICE (unmounted). This ends\n"
+	"the old filesystem: it is overwritten. Sectors 0-6 are cleared.\n"
+	"\n"
+	"Options:\n"
+	"  -d, --dev=DEVICE          The device (required)\n"
+	"  -o, --offset=OFFSET       Sector of the existing superblock (required)\n"
+	"  -h, --help                Display this help and exit\n";
+
+enum { O_encrypted = 256, O_no_passphrase, O_passphrase_file };
+
+static const struct option migrate_opts[] = {
+	{ "fs",			required_argument,	NULL, 'f' },
+	{ "encrypted",		no_argument,		NULL, O_encrypted },
+	{ "no_passphrase",	no_argument,		NULL, O_no_passphrase },
+	{ "no-passphrase",	no_argument,		NULL, O_no_passphrase },
+	{ "passphrase-file",	required_argument,	NULL, O_passphrase_file },
+	{ "passphrase_file",	required_argument,	NULL, O_passphrase_file },
+	{ "force",		no_argument,		NULL, 'F' },
+	{ "dry-run",		no_argument,		NULL, 'n' },
+	{ "help",		no_argument,		NULL, 'h' },
+	{ NULL }
+};
+
+static void progress(void *priv, uint64_t files, uint64_t bytes, int done)
+{
+	fprintf(stderr, "\rmigrating: %" PRIu64 " inodes, %" PRIu64 " MiB copied%s", files,
+		bytes >> 20, done ? "\n" : "");
+}
+
+static void dry_run_report(const struct bch_migrate *m)
+{
+	const struct bch_migrate_counts *c = &m->counts;
+
+	printf("Dry run: nothing was written.\n"
+	       "device:                 %s (%s at %s)\n"
+	       "block size:             %u\n"
+	       "bucket size:            %u KiB, %" PRIu64 " buckets (from bucket %u)\n"
+	       "reserved for metadata:  %" PRIu64 " MiB in %s\n"
+	       "files:                  %" PRIu64 " regular, %" PRIu64 " directories, %" PRIu64
+	       " symlinks, %" PRIu64 " special, %" PRIu64 " more hard links\n"
+	       "linked in place:        %" PRIu64 " extents, %" PRIu64 " MiB\n"
+	       "copied:                 %" PRIu64 " extents, %" PRIu64 " KiB\n"
+	       "unwritten (holes):      %" PRIu64 " KiB\n",
+	       m->dev_path, m->fs_type, m->root, m->block_sectors * 512,
+	       m->bucket_sectors / 2, m->nbuckets, m->first_bucket,
+	       m->reserve_bytes >> 20, m->reserved_path,
+	       c->nr_files, c->nr_dirs, c->nr_symlinks, c->nr_special, c->nr_hardlinks,
+	       c->nr_linked_extents, c->linked_bytes >> 20,
+	       c->nr_copied_extents, c->copied_bytes >> 10, c->hole_bytes >> 10);
+	if (c->nr_unplaced)
+		printf("not placed yet:         %" PRIu64 " extents, %" PRIu64 " KiB (written out "
+		       "first, then linked or copied)\n", c->nr_unplaced, c->unplaced_bytes >> 10);
+	if (c->nr_unaligned)
+		printf("unaligned:              %" PRIu64 " extents: migrate would stop\n",
+		       c->nr_unaligned);
+}
+
+/* fsck -n of the new filesystem, by this same program */
+static int run_fsck(const char *dev, const char *passphrase, size_t len)
+{
+	char fdpath[64];
+	int memfd = -1, status;
+	pid_t pid;
+
+	if (passphrase) {
+		memfd = memfd_create("bcachefs-passphrase", 0);
+		if (memfd < 0 || write(memfd, passphrase, len) != (ssize_t)len ||
+		    write(memfd, "\n", 1) != 1)
+			return -errno;
+		snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", memfd);
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (memfd >= 0)
+			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "--passphrase-file", fdpath,
+			      dev, (char *)NULL);
+		else
+			execl("/proc/self/exe", "bcachefs", "fsck", "-n", dev, (char *)NULL);
+		_exit(8);
+	}
+	if (memfd >= 0)
+		close(memfd);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 8;
+}
+
+int cmd_migrate(int argc, char *argv[])
+{
+	struct bch_migrate m = { 0 };
+	struct printbuf err = PRINTBUF, warn = PRINTBUF;
+	const char *pass_file = NULL;
+	bool no_passphrase = false;
+	char *pass = NULL;
+	size_t pass_len = 0;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "f:Fnh", migrate_opts, NULL)) != -1)
+		switch (opt) {
+		case 'f':
+			m.fs_root = optarg;
+			break;
+		case O_encrypted:
+			m.encrypted = true;
+			break;
+		case O_no_passphrase:
+			no_passphrase = true;
+			break;
+		case O_passphrase_file:
+			pass_file = optarg;
+			break;
+		case 'F':
+			m.force = true;
+			break;
+		case 'n':
+			m.dry_run = true;
+			break;
+		case 'h':
+			cmd_help(cmd_migrate_usage);
+		default:
+			cmd_usage_error(cmd_migrate_usage, "unknown option");
+		}
+	if (!m.fs_root)
+		cmd_usage_error(cmd_migrate_usage, "no filesystem given (-f FS_ROOT)");
+	if (optind < argc)
+		cmd_usage_error(cmd_migrate_usage, "unexpected argument '%s' (the filesystem is "
+				"given with -f)", argv[optind]);
+	if ((no_passphrase || pass_file) && !m.encrypted)
+		cmd_usage_error(cmd_migrate_usage, "--no_passphrase and --passphrase-file go with --encrypted");
+	if (no_passphrase && pass_file)
+		cmd_usage_error(cmd_migrate_usage, "--no_passphrase and --passphrase-file exclude each other");
+
+	if (m.encrypted && !no_passphrase && !m.dry_run) {
+		ret = pass_file ? bch_read_passphrase_file(pass_file, &pass, &pass_len)
+				: bch_read_passphrase(STDIN_FILENO, "Enter passphrase: ", true,
+						      &pass, &pass_len);
+		if (ret == -EINVAL && !pass_file)
+			die("passphrases do not match");
+		if (ret)
+			die("error reading passphrase%s%s: %s", pass_file ? " from " : "",
+			    pass_file ?: "", ret == -ENODATA ? "end of file" : bch_err_str(ret));
+		if (!pass_len)
+			die("empty passphrase (use --no_passphrase to store the key unencrypted)");
+		m.passphrase = pass;
+		m.passphrase_len = pass_len;
+	}
+
+	ret = bch_migrate_prepare(&m, &err);
+	if (m.dry_run) {
+		if (m.dev_path && m.reserved_path)
+			dry_run_report(&m);
+		fputs(printbuf_str(&err), stderr);
+		bch_migrate_exit(&m);
+		printbuf_exit(&err);
+		return ret ? EXIT_FAIL : EXIT_OK;
+	}
+	if (ret)
+		goto fail;
+
+	printf("Creating new filesystem on %s in space reserved at %s\n", m.dev_path,
+	       m.reserved_path);
+	fflush(stdout);
+	m.warnings = &warn;
+	if (isatty(STDERR_FILENO))
+		m.progress = progress;
+	ret = bch_migrate_run(&m, &err);
+	fputs(printbuf_str(&warn), stderr);
+	if (ret)
+		goto fail;
+	printf("%" PRIu64 " inodes; %" PRIu64 " extents (%" PRIu64 " MiB) linked in place, %"
+	       PRIu64 " (%" PRIu64 " KiB) copied; %s keeps %" PRIu64 " MiB\n",
+	       m.nr_inodes, m.link.nr_linked_extents, m.link.linked_sectors >> 11,
+	       m.link.nr_copied_extents, m.link.copied_sectors >> 1,
+	       BCH_MIGRATE_OLD_FS_NAME, m.link.old_fs_sectors >> 11);
+
+	printf("Migrate complete, running fsck:\n");
+	ret = run_fsck(m.dev_path, pass, pass_len);
+	if (ret) {
+		fprintf(stderr, "bcachefs migrate: fsck -n of the new filesystem exited %d: do not "
+			"use it; the old filesystem is intact (delete %s)\n", ret, m.reserved_path);
+		ret = EXIT_FAIL;
+		goto out;
+	}
+	printf("fsck complete\n"
+	       "To mount the new filesystem, run\n"
+	       "  mount -t bcachefs -o sb=%" PRIu64 " %s dir\n"
+	       "(the tools of this package find it without sb=: its layout is at sector 7)\n"
+	       "\n"
+	       "Do not write to the old filesystem any more: both share the data blocks.\n"
+	       "\n"
+	       "After verifying that the new filesystem is correct, to create a\n"
+	       "superblock at the default offset and finish the migration, unmount\n"
+	       "both filesystems and run\n"
+	       "  bcachefs migrate-superblock -d %s -o %" PRIu64 "\n"
+	       "\n"
+	       "The new filesystem has a file /%s referencing all disk space\n"
+	       "that the old filesystem may use. Delete it once the old filesystem is no\n"
+	       "longer needed (after migrate-superblock it is gone anyway).\n",
+	       m.sb_offset, m.dev_path, m.dev_path, m.sb_offset, BCH_MIGRATE_OLD_FS_NAME);
+	ret = EXIT_OK;
+out:
+	if (pass)
+		bch_passphrase_free(pass, pass_len);
+	bch_migrate_exit(&m);
+	printbuf_exit(&err);
+	printbuf_exit(&warn);
+	return ret;
+fail:
+	fputs(printbuf_str(&err), stderr);
+	fprintf(stderr, "bcachefs migrate: %s: %s\n", m.fs_root, bch_err_str(ret));
+	ret = EXIT_FAIL;
+	goto out;
+}
+
+int cmd_migrate_superblock(int argc, char *argv[])
+{
+	static const struct option opts[] = {
+		{ "dev",	required_argument,	NULL, 'd' },
+		{ "offset",	required_argument,	NULL, 'o' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct printbuf err = PRINTBUF;
+	const char *dev = NULL;
+	uint64_t offset = 0;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "d:o:h", opts, NULL)) != -1)
+		switch (opt) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'o':
+			if (parse_u64(optarg, &offset) || !offset)
+				cmd_usage_error(cmd_migrate_superblock_usage,
+						"invalid offset '%s' (a sector number, not 0)", optarg);
+			break;
+		case 'h':
+			cmd_help(cmd_migrate_superblock_usage);
+		default:
+			cmd_usage_error(cmd_migrate_superblock_usage, "unknown option");
+		}
+	if (!dev)
+		cmd_usage_error(cmd_migrate_superblock_usage, "no device given (-d DEVICE)");
+	if (!offset)
+		cmd_usage_error(cmd_migrate_superblock_usage,
+				"no offset given (-o OFFSET, the sector of the existing superblock)");
+	if (optind < argc)
+		cmd_usage_error(cmd_migrate_superblock_usage, "unexpected argument '%s'", argv[optind]);
+
+	ret = bch_migrate_superblock(dev, offset, &err);
+	if (ret) {
+		fputs(printbuf_str(&err), stderr);
+		fprintf(stderr, "bcachefs migrate-superblock: %s: %s\n", dev, bch_err_str(ret));
+	}
+	printbuf_exit(&err);
+	return ret ? EXIT_FAIL : EXIT_OK;
+}
