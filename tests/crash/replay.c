@@ -25,10 +25,9 @@
  * too). Reordered states are drawn half at the ends of epochs (C = the
  * index of a FLUSH record: everything before it happened but the flush
  * did not complete; or the end of the log), half at any cut after a write
- * with two writes or more in flight. A
- * MARK record (dev_log_mark(), or `replay mark`) at index m is reached by
- * the states with C > m: the checker of a state knows which of the
- * workload's fsyncs had returned.
+ * with two writes or more in flight. A MARK record (dev_log_mark(), or
+ * `replay mark`) at index m is reached by the states with C > m: the
+ * checker of a state knows which of the workload's fsyncs had returned.
  *
  *   replay dump LOG                      one line per record
  *   replay info LOG                      devices (slots), counts, when the
@@ -71,8 +70,8 @@
  * run: CMD runs with CRASH_STATE (ID), CRASH_CUT, CRASH_WRITES (writes
  * applied), CRASH_IMAGES (the state's images, space-separated), CRASH_DEVS
  * (the same, ':'-separated), CRASH_MARKS (file: the labels of the reached
- * marks, one per line), CRASH_LAST_MARK (the last of them, or empty) in
- * its environment. The images are built in place and undone after CMD,
+ * marks, one per line), CRASH_LAST_MARK (the last of them, or empty),
+ * CRASH_DESC (what the state is, for messages) in its environment. The images are built in place and undone after CMD,
  * so CMD must not write them; with -c CMD gets fresh copies (reflinks
  * where the filesystem has them) it may change. Cost per state: the
  * in-flight writes (apply and undo), plus the copy with -c.
@@ -345,7 +344,6 @@ static uint64_t splitmix64(uint64_t *x)
 struct plan {
 	uint64_t	*keep;		/* per record; only WRITE entries are meaningful */
 	size_t		nr_applied, nr_inflight, nr_dropped, nr_torn;
-	size_t		first_inflight;	/* index of the first in-flight write (cut if none) */
 };
 
 static uint64_t torn_len(const struct rec *r, uint64_t pick)
@@ -391,7 +389,6 @@ static void plan_make(const struct wlog *l, const struct state *s, struct plan *
 
 	memset(p, 0, sizeof(*p));
 	p->keep = xcalloc(s->cut ? s->cut : 1, sizeof(*p->keep));
-	p->first_inflight = s->cut;
 	/* last_flush[slot] = 1 + index of the slot's last flush before the cut */
 	for (size_t i = 0; i < s->cut; i++)
 		if (l->r[i].h.type == DEV_LOG_FLUSH)
@@ -404,11 +401,8 @@ static void plan_make(const struct wlog *l, const struct state *s, struct plan *
 		if (r->h.type != DEV_LOG_WRITE)
 			continue;
 		p->keep[i] = r->h.len;
-		if (s->reorder && i + 1 > last_flush[r->slot]) {
+		if (s->reorder && i + 1 > last_flush[r->slot])
 			inflight[nr_inflight++] = i;
-			if (p->first_inflight == s->cut)
-				p->first_inflight = i;
-		}
 	}
 	p->nr_inflight = nr_inflight;
 
