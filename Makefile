@@ -83,6 +83,11 @@ $(BUILD)/tests/fsx: tests/rw/fsx.c
 	@mkdir -p $(dir $@)
 	$(CC) $(RW_CFLAGS) -MMD -MP -o $@ $<
 
+# the write-log replayer of the crash tests (tests/crash/)
+$(BUILD)/tests/replay: tests/crash/replay.c $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 mkfs.bcachefs fsck.bcachefs mount.bcachefs: bcachefs
@@ -98,12 +103,13 @@ demo: deps all
 
 # The tests: unit tests, command tests and golden-image tests, with a
 # closing line "N passed, N failed". check = normal build, then ASan/UBSan.
-check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(RW_TOOLS)
+check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(RW_TOOLS) $(BUILD)/tests/replay
 	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
 
 check-asan:
 	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
-		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit \
+		build-asan/tests/replay
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=134 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
 		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
 		TEST_QUICK=1 sh tests/run.sh

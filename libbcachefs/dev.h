@@ -4,6 +4,49 @@
  * Every read is bounds-checked against the device size; short reads are
  * errors. Tests can make writes fail after the N-th one (fault injection)
  * by setting BCH_FAULT_WRITES=N in the environment.
+ *
+ * The write log (crash-consistency tests, tests/crash/README.md): with
+ * BCH_WRITE_LOG=PATH in the environment, every open for writing, every
+ * write and every flush of every device is appended to the file PATH, in
+ * the order they completed, so that tests/crash/replay can rebuild the
+ * devices as a crash at any point (or a disk that reordered the writes
+ * between two flushes) would have left them. Unset, it costs one branch
+ * per write. BCH_TEST_SKIP_FLUSH=1 (tests only) makes dev_flush() a no-op
+ * that is not logged: a writer that never flushes, which the crash tests
+ * must catch.
+ *
+ * Log file format (ours; all integers little-endian). No file header: the
+ * file is a sequence of records, and several processes may append to one
+ * log (format, then fsck -y, with the workload's marks in between). Each
+ * record is a 48-byte header followed by `len` payload bytes, written with
+ * one write() on a file opened O_APPEND (records of concurrent writers
+ * never interleave):
+ *
+ *    0 le32 magic      DEV_LOG_MAGIC
+ *    4 le16 type       enum dev_log_type
+ *    6 le16 hdr_bytes  48 (sizeof(struct dev_log_hdr))
+ *    8 le32 pid        process that appended it
+ *   12 le32 dev        device number in that process (its OPEN record
+ *                      names it); DEV_LOG_NO_DEV for a MARK
+ *   16 le64 offset     WRITE: byte offset on the device; OPEN: size of the
+ *                      device in bytes when it was opened; else 0
+ *   24 le64 len        payload bytes after the header
+ *   32 le64 time_ns    CLOCK_REALTIME when appended, in ns (for humans,
+ *                      and killtest.sh: when the writes happened)
+ *   40 le32 data_csum  CRC-32C (standard: init and final xor ~0) of the payload
+ *   44 le32 hdr_csum   CRC-32C of header bytes 0..43
+ *
+ * Payloads: OPEN the absolute path of the device (realpath(3), no NUL);
+ * WRITE the bytes written; MARK a label (a workload's "fsync returned");
+ * FLUSH and CLOSE none.
+ *
+ * Order: a WRITE is appended after its pwrite returned and before
+ * dev_pwrite() returns; a FLUSH after fdatasync() returned, the log lock
+ * held throughout, so a write that completes while a flush runs (another
+ * thread) is logged after the flush: it is not covered by it. Whatever a
+ * caller does after dev_pwrite() or dev_flush() returned is logged after
+ * their records. A write that failed is not logged (a partial one: the
+ * part that was written).
  */
 #ifndef BCH_DEV_H
 #define BCH_DEV_H
@@ -19,6 +62,7 @@ struct bch_devio {
 	unsigned	block_size;	/* logical block size in bytes */
 	bool		rw;
 	bool		is_blockdev;
+	uint32_t	log_dev;	/* device number in the write log */
 };
 
 enum dev_open_flags {
@@ -37,5 +81,55 @@ int dev_flush(struct bch_devio *d);
 extern unsigned long dev_nr_writes;
 /* Make every write after the next @n fail with EIO (n < 0: never). */
 void dev_fault_after(long n);
+
+/* ---- the write log ---- */
+
+#define DEV_LOG_MAGIC		0x474c5742U	/* "BWLG" */
+#define DEV_LOG_HDR_BYTES	48
+#define DEV_LOG_NO_DEV		0xffffffffU
+#define DEV_LOG_MAX_PAYLOAD	(1ULL << 32)	/* sanity bound for readers */
+
+enum dev_log_type {
+	DEV_LOG_OPEN	= 1,
+	DEV_LOG_WRITE	= 2,
+	DEV_LOG_FLUSH	= 3,
+	DEV_LOG_MARK	= 4,
+	DEV_LOG_CLOSE	= 5,
+};
+
+/* A record header, decoded (host order). */
+struct dev_log_hdr {
+	unsigned	type;
+	uint32_t	pid;
+	uint32_t	dev;
+	uint64_t	offset;
+	uint64_t	len;
+	uint64_t	time_ns;
+	uint32_t	data_csum;
+};
+
+/* Is the write log on (BCH_WRITE_LOG set and opened)? */
+bool dev_log_enabled(void);
+/*
+ * Append a MARK record with @label (e.g. "fsync /a/b" once the fsync
+ * returned): the checker of a crash state knows which marks it has passed.
+ * Nothing when the log is off. 0 or a negative error.
+ */
+int dev_log_mark(const char *label);
+/*
+ * Append a record of any type to the log file @fd (O_APPEND) with one
+ * write: for tools that add marks to a log from outside (tests/crash/replay
+ * mark). 0 or a negative error.
+ */
+int dev_log_append(int fd, unsigned type, uint32_t pid, uint32_t dev,
+		   uint64_t offset, const void *payload, size_t len);
+/*
+ * Decode and check the 48 bytes at @buf: magic, header checksum, type,
+ * header size, payload length below DEV_LOG_MAX_PAYLOAD. 0 or -EINVAL (a
+ * one-line reason in @why, 80 bytes).
+ */
+int dev_log_hdr_decode(const void *buf, struct dev_log_hdr *h, char *why);
+/* The checksum of the log format (standard CRC-32C). */
+uint32_t dev_log_csum(const void *p, size_t len);
 
 #endif

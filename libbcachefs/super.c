@@ -1124,10 +1124,16 @@ int bch_sb_write(struct bch_devio *io, struct bch_sb *sb, struct printbuf *err)
 			goto out;
 		}
 	}
-	for (i = 0; i < sb->layout.nr_superblocks && !ret; i++)
+	/*
+	 * One copy at a time on the disk: each is flushed before the next is
+	 * written, so a crash can tear at most one of them (a disk that
+	 * reorders could otherwise tear them all: no valid superblock left).
+	 */
+	for (i = 0; i < sb->layout.nr_superblocks && !ret; i++) {
 		ret = sb_write_copy(io, sb, le64_to_cpu(sb->layout.sb_offset[i]), err);
-	if (!ret)
-		ret = dev_flush(io);
+		if (!ret)
+			ret = dev_flush(io);
+	}
 out:
 	printbuf_exit(&why);
 	return ret;

@@ -118,7 +118,8 @@ void bch_sb_upgrade_in_memory(struct bch_sb *sb);
  * Write @sb to every copy of its embedded layout on @io: for each offset,
  * set sb->offset, compute the checksum (CSUM_TYPE, CRC types only), write
  * 752 + 8 * u64s bytes; the copy at sector 8 also rewrites the layout at
- * sector 7. @sb is modified (offset, csum: those of the last copy).
+ * sector 7, each copy flushed before the next is written (a crash tears
+ * one copy at most). @sb is modified (offset, csum: those of the last copy).
  * The superblock is validated first; nothing is written if it is invalid.
  */
 int bch_sb_write(struct bch_devio *io, struct bch_sb *sb, struct printbuf *err);

@@ -47,8 +47,8 @@ fail() {
 }
 
 # test_tool NAME: the test tool build/tests/NAME (from tests/*/NAME.c:
-# fsck/plant, fsck/damage, rw/posix, rw/fsx) in $TOOL, built first when
-# missing or older than its source.
+# fsck/plant, fsck/damage, rw/posix, rw/fsx, crash/replay) in $TOOL, built
+# first when missing or older than its source.
 test_tool() {
 	_top=$(cd "$TESTDIR/../.." && pwd)
 	TOOL=$_top/build/tests/$1
@@ -57,6 +57,21 @@ test_tool() {
 		make -s -C "$_top" "build/tests/$1" > "$WORK/make-$1.log" 2>&1 ||
 			{ cat "$WORK/make-$1.log"; fail "cannot build build/tests/$1"; }
 	fi
+}
+
+# replay_tool: the crash-state replayer (tests/crash/replay.c) in $REPLAY,
+# exported: the one of the build $BCACHEFS comes from when it has one (the
+# ASan build: make check-asan builds build-asan/tests/replay), else
+# build/tests/replay.
+replay_tool() {
+	_r=$(dirname "$BCACHEFS")/tests/replay
+	if [ -x "$_r" ] && [ "$_r" -nt "$TESTDIR/../crash/replay.c" ]; then
+		REPLAY=$_r
+	else
+		test_tool replay
+		REPLAY=$TOOL
+	fi
+	export REPLAY
 }
 
 # ---- fsck repairs: nothing undamaged lost ----
