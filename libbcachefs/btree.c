@@ -324,6 +324,7 @@ static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
 	size_t i, nr = 0, from, to;
 
 	journal_keys_range(j, btree_id, min, max, &from, &to);
+	v = xmalloc((to - from + 1) * sizeof(*v));	/* at most every key of the range */
 	for (i = from; i < to; i++) {
 		const struct journal_key *jk = &j->keys[i];
 		struct bkey_ref k = jk->k;
@@ -349,7 +350,6 @@ static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
 		} else if (bpos_cmp(k.k.p, min) < 0 || bpos_cmp(k.k.p, max) > 0) {
 			continue;
 		}
-		v = xrealloc(v, (nr + 1) * sizeof(*v));
 		v[nr].k = k;
 		v[nr].seq = jk->seq;
 		v[nr].idx = jk->idx;
