@@ -7,6 +7,8 @@
 #   make check-fast the tests once, without the sanitizer build
 #   make check-asan the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan the mount tests under ThreadSanitizer
+#   make check-fuzz the fuzz regression inputs and a short run of each fuzz target
+#   make fuzz       every fuzz target for FUZZ_TIME seconds (tests/fuzz/README.md)
 #   make bench      benchmarks (bench/)
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -42,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 BIN	:= $(BUILD)/bcachefs
 
-.PHONY: all deps demo check check-fast check-asan check-tsan unit bench install clean
+.PHONY: all deps demo check check-fast check-asan check-tsan check-fuzz fuzz fuzz-build fuzz-bins unit bench install clean
 all: bcachefs mkfs.bcachefs fsck.bcachefs
 
 $(BUILD)/%.o: %.c
@@ -67,6 +69,19 @@ $(BUILD)/tests/plant: tests/fsck/plant.c $(BUILD)/libbcachefs.a
 
 # the random btree-node damager of the convergence test (tests/fsck/test_fsck_converge.sh)
 $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+
+# libFuzzer targets (tests/fuzz/): clang, in their own BUILD dir (see fuzz-build)
+FUZZ_TARGETS := super node journal extent strhash image
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%)
+$(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+fuzz-bins: $(FUZZ_BINS)
+
+# the seed maker of the fuzz corpus (tests/fuzz/make-corpus.sh), normal build
+$(BUILD)/tests/mkseeds: tests/fuzz/mkseeds.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
@@ -104,7 +119,25 @@ check-tsan:
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
 		UNITDIR=$(CURDIR)/build-tsan/tests/unit sh tests/run.sh 'unit/test_io_read'
 
-check: check-fast check-asan check-tsan
+# The fuzz targets: clang with libFuzzer, ASan and UBSan, and the
+# checksum bypass of fuzz builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+fuzz-build:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="$(FUZZ_SAN)" fuzz-bins
+
+# make fuzz: every target for FUZZ_TIME seconds (default 60) from its corpus,
+# new inputs kept in build-fuzz/corpus/; crashes in build-fuzz/crashes/.
+FUZZ_TIME ?= 60
+fuzz: fuzz-build
+	@FUZZ_TIME=$(FUZZ_TIME) FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh campaign
+
+# CI: every regression input once, then a short seeded run of each target
+check-fuzz: fuzz-build
+	@FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh smoke
+
+check: check-fast check-asan check-tsan check-fuzz
 
 bench: all
 	@sh bench/run.sh
@@ -120,6 +153,6 @@ install: all
 	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
-	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs
+	rm -rf build build-asan build-tsan build-fuzz bcachefs mkfs.bcachefs fsck.bcachefs
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d)
