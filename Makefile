@@ -79,6 +79,12 @@ $(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libbc
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 fuzz-bins: $(FUZZ_BINS)
+# the same targets without libFuzzer, for the normal and ASan builds
+# (tests/fuzz/test_fuzz_replay.sh runs the corpus and regression inputs)
+REPLAY_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/replay_%)
+$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< tests/fuzz/replay.c $(BUILD)/libbcachefs.a $(LDLIBS)
 
 # the seed maker of the fuzz corpus (tests/fuzz/make-corpus.sh), normal build
 $(BUILD)/tests/mkseeds: tests/fuzz/mkseeds.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
@@ -90,7 +96,7 @@ bcachefs: $(BIN)
 mkfs.bcachefs fsck.bcachefs: bcachefs
 	ln -sf bcachefs $@
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(REPLAY_BINS)
 
 deps:
 	@sh tests/deps.sh
@@ -155,4 +161,4 @@ install: all
 clean:
 	rm -rf build build-asan build-tsan build-fuzz bcachefs mkfs.bcachefs fsck.bcachefs
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d) $(REPLAY_BINS:=.d)

@@ -23,6 +23,17 @@
 
 #define FUZZ_CSUM_ANY		(1U << 0)
 
+/*
+ * The targets are also built without libFuzzer, with the normal and the
+ * ASan builds (tests/fuzz/replay.c, test_fuzz_replay.sh): there the
+ * checksums are always checked.
+ */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define fuzz_csum_any(on)	(bch_fuzz_csum_any = (on))
+#else
+#define fuzz_csum_any(on)	((void)(on))
+#endif
+
 struct fuzz_in {
 	const uint8_t	*p;
 	size_t		n;

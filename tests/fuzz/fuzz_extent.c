@@ -78,7 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	setup();
 	flags = fz_u8(&in);
-	bch_fuzz_csum_any = flags & FUZZ_CSUM_ANY;
+	fuzz_csum_any(flags & FUZZ_CSUM_ANY);
 	k.k.type	= fz_u8(&in);
 	k.k.size	= fz_u32(&in);
 	k.k.p.inode	= fz_u64(&in);

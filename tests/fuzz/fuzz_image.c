@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned flags, nr, i;
 
 	flags = fz_u8(&in);
-	bch_fuzz_csum_any = flags & FUZZ_CSUM_ANY;
+	fuzz_csum_any(flags & FUZZ_CSUM_ANY);
 	nr = 1 + (fz_u8(&in) & 1);
 	for (i = 0; i < nr; i++) {
 		uint32_t sectors = fz_u32(&in);

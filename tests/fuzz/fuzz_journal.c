@@ -66,7 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *p = fz_bytes(&in, sizeof(key), &len);
 	struct jset *j;
 
-	bch_fuzz_csum_any = flags & FUZZ_CSUM_ANY;
+	fuzz_csum_any(flags & FUZZ_CSUM_ANY);
 	memset(&key, 0, sizeof(key));
 	memcpy(&key, p, len);
 	p = fz_bytes(&in, SIZE_MAX, &len);

@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const uint8_t *p;
 	uint8_t *d;
 
-	bch_fuzz_csum_any = flags & FUZZ_CSUM_ANY;
+	fuzz_csum_any(flags & FUZZ_CSUM_ANY);
 	exp.btree_id	= fz_u8(&in) & 7;
 	exp.level	= fz_u8(&in) & 3;
 	ctx.node_sectors = 1U << (fz_u8(&in) % 10);

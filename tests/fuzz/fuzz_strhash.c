@@ -68,7 +68,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	unsigned long nr_bad = 0;
 	uint64_t inum;
 
-	bch_fuzz_csum_any = fz_u8(&in) & FUZZ_CSUM_ANY;
+	fuzz_csum_any(fz_u8(&in) & FUZZ_CSUM_ANY);
 	dir.bi_inum = DIR_INUM;
 	dir.bi_mode = (uint16_t)(BCH_DT_DIR << 12 | 0755);
 	dir.bi_flags = (uint32_t)(fz_u8(&in) & 0xf) << 20;

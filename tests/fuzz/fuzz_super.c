@@ -57,7 +57,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t len;
 	const uint8_t *p = fz_bytes(&in, SIZE_MAX, &len);
 
-	bch_fuzz_csum_any = flags & FUZZ_CSUM_ANY;
+	fuzz_csum_any(flags & FUZZ_CSUM_ANY);
 	/* exactly the bytes given: reads past them are ASan reports */
 	sb = xmalloc(len ? len : 1);
 	memcpy(sb, p, len);

@@ -19,6 +19,12 @@
  *
  * image and super need no working filesystem (damaged images are seeds
  * too); the rest is only written when the filesystem opens.
+ *
+ *   mkseeds --unpack INPUT PREFIX
+ *
+ * is the other way round, for debugging what fuzz_image found: writes the
+ * devices of whole-image input INPUT to PREFIX0.img (and PREFIX1.img), as
+ * the target sees them.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -485,6 +491,63 @@ next:
 	printbuf_exit(&err);
 }
 
+/* ---- unpacking a whole-image input ---- */
+
+static int unpack(const char *input, const char *prefix)
+{
+	struct bch_devio *io;
+	struct fuzz_in in;
+	uint64_t bytes[FUZZ_IMAGE_MAX_DEVS];
+	uint8_t *data;
+	int fds[FUZZ_IMAGE_MAX_DEVS];
+	unsigned nr, i;
+
+	if (dev_open(input, 0, &io)) {
+		fprintf(stderr, "mkseeds: cannot open %s\n", input);
+		return 1;
+	}
+	data = xmalloc(io->size + 1);
+	if (dev_pread(io, data, io->size, 0))
+		return 1;
+	in = (struct fuzz_in) { data, io->size };
+	dev_close(io);
+
+	fz_u8(&in);
+	nr = 1 + (fz_u8(&in) & 1);
+	for (i = 0; i < nr; i++) {
+		char path[4096];
+		uint32_t sectors = fz_u32(&in);
+
+		sectors = max_t(uint32_t, sectors, FUZZ_IMAGE_MIN_SECTORS);
+		sectors = min_t(uint32_t, sectors, FUZZ_IMAGE_MAX_SECTORS);
+		bytes[i] = (uint64_t)sectors << 9;
+		snprintf(path, sizeof(path), "%s%u.img", prefix, i);
+		fds[i] = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (fds[i] < 0 || ftruncate(fds[i], (off_t)bytes[i])) {
+			fprintf(stderr, "mkseeds: cannot create %s\n", path);
+			return 1;
+		}
+		printf("%s\n", path);
+	}
+	/* the same clipping as fuzz_image.c */
+	while (in.n >= FUZZ_IMAGE_REC_HDR) {
+		unsigned dev = fz_u8(&in) & 1;
+		uint64_t off = (uint64_t)fz_u32(&in) << 9;
+		size_t want = fz_u16(&in), len;
+		const uint8_t *p = fz_bytes(&in, want, &len);
+
+		if (dev >= nr || off >= bytes[dev])
+			continue;
+		len = (size_t)min_t(uint64_t, len, bytes[dev] - off);
+		if (pwrite(fds[dev], p, len, (off_t)off) != (ssize_t)len)
+			return 1;
+	}
+	for (i = 0; i < nr; i++)
+		close(fds[i]);
+	free(data);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bch_fs_opts opts = { .read_only = true, .degraded = true };
@@ -493,8 +556,11 @@ int main(int argc, char **argv)
 	struct bch_fs *c;
 	unsigned nr, i;
 
+	if (argc == 4 && !strcmp(argv[1], "--unpack"))
+		return unpack(argv[2], argv[3]);
 	if (argc < 4 || argc - 3 > BCH_FS_MAX_DEVS) {
-		fprintf(stderr, "Usage: mkseeds OUTDIR NAME DEVICE...\n");
+		fprintf(stderr, "Usage: mkseeds OUTDIR NAME DEVICE...\n"
+			"       mkseeds --unpack INPUT PREFIX\n");
 		return 16;
 	}
 	outdir = argv[1];
