@@ -6,7 +6,8 @@
 #       FUZZ_SMOKE_TIME seconds (default 5) of fuzzing from the committed
 #       corpus with a fixed seed; new inputs go to a scratch folder.
 #   FUZZ_TIME=600 FUZZDIR=... sh tests/fuzz/run.sh campaign [TARGET...]
-#       FUZZ_TIME seconds per target (default 60) under nice -n 19; the
+#       FUZZ_TIME seconds per target (default 60; FUZZ_RUNS=N also stops a
+#       target after N executions) under nice -n 19; the
 #       corpus grows in build-fuzz/corpus/<target>/ (seeded from the
 #       committed one), crashes land in build-fuzz/crashes/<target>/.
 #
@@ -72,7 +73,7 @@ for t in $targets; do
 	else
 		corpus=$work/corpus/$t
 		mkdir -p "$corpus"
-		nice -n 19 "$bin" $opts -max_total_time="${FUZZ_TIME:-60}" \
+		nice -n 19 "$bin" $opts -max_total_time="${FUZZ_TIME:-60}" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} \
 			-artifact_prefix="$work/crashes/$t/" \
 			"$corpus" "$top/tests/fuzz/corpus/$t" > "$log" 2>&1 || ok=0
 	fi
