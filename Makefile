@@ -72,7 +72,9 @@ $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
-# libFuzzer targets (tests/fuzz/): clang, in their own BUILD dir (see fuzz-build)
+# libFuzzer targets (tests/fuzz/): clang, in their own BUILD dir (see fuzz-build).
+# The control-request decoder of the online commands joins this list (and
+# tests/fuzz/run.sh's) when it exists: tests/fuzz/README.md.
 FUZZ_TARGETS := super node journal extent strhash image
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%)
 $(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
