@@ -107,6 +107,8 @@ own hash-crc64 1 --str_hash=crc64
 own encrypted 1 --encrypted --no_passphrase
 own encrypted-zstd-wide 1 --encrypted --no_passphrase --wide_macs --compression_type=zstd
 own replicas2 2 --replicas=2
+own quota 1 --usrquota --grpquota --prjquota
+own groups 2 --group=ssd.fast --foreground_target=ssd --promote_target=ssd.fast --durability=2
 own uninit 1 --no_initialize
 
 # whole images over IMAGE_MAX bytes: dropped
