@@ -207,7 +207,9 @@ static int node_visit(void *arg, const struct btree_node_visit *v)
 		return 0;
 	}
 	o = in;
-	*o++ = FUZZ_CSUM_ANY | (c->have_key ? 1U << 1 : 0) | 1U << 2 | 1U << 4;
+	/* range, journal, key when there is one; JSON printing for the golden images' */
+	*o++ = FUZZ_CSUM_ANY | (c->have_key ? 1U << 1 : 0) | 1U << 2 | 1U << 4 |
+		(!strncmp(name, "golden-", 7) ? 1U << 5 : 0);
 	*o++ = (uint8_t)v->btree_id;
 	*o++ = (uint8_t)v->level;
 	*o++ = (uint8_t)__builtin_ctz(c->btree_node_size);
