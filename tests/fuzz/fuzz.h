@@ -84,7 +84,8 @@ static inline void fuzz_test_key(struct bch_key *k)
 }
 
 /*
- * A whole image (fuzz_image): flags byte, number of devices (byte: 1 + bit
+ * A whole image (fuzz_image): flags byte (FUZZ_CSUM_ANY; bit 1: open with
+ * the first device only), number of devices (byte: 1 + bit
  * 0), per device its size in sectors (le32, clamped to
  * [FUZZ_IMAGE_MIN_SECTORS, FUZZ_IMAGE_MAX_SECTORS]), then records until the
  * end of the input: device (byte, bit 0), first sector (le32), length in

@@ -10,7 +10,8 @@
  * 7 and the backups), the key of an encrypted filesystem (only a key
  * stored in clear can be had here: no keyring entry, no passphrase), the
  * journal and the roots; then every fsck pass runs in FSCK_NO mode, and
- * the filesystem is closed.
+ * the filesystem is closed. With flag IMAGE_DEGRADED only the first device
+ * is given (the others are missing members).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@
 #include "fsck.h"
 #include "problems.h"
 #include "util.h"
+
+#define IMAGE_DEGRADED	(1U << 1)
 
 static int fds[FUZZ_IMAGE_MAX_DEVS] = { -1, -1 };
 static char paths[FUZZ_IMAGE_MAX_DEVS][32];
@@ -89,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	fsck_state_init(&s, FSCK_NO, &(struct fsck_ops) { report, ask, NULL });
 	opts.fsck = &s;
-	if (!bch_fs_open(devs, nr, &opts, &c, &err)) {
+	if (!bch_fs_open(devs, flags & IMAGE_DEGRADED ? 1 : nr, &opts, &c, &err)) {
 		bch_fsck_report_open(&s, &err);
 		if (BCH_SB_INITIALIZED(c->sb)) {
 			s.read_only = true;

@@ -9,7 +9,8 @@
  * OUTDIR/<target>/NAME[-what]:
  *
  *   image    the whole filesystem (runs of non-zero sectors), when every
- *            device is at most FUZZ_IMAGE_MAX_SECTORS
+ *            device is at most FUZZ_IMAGE_MAX_SECTORS (and, of several
+ *            devices, opened with the first only)
  *   super    the superblock at sector 8 of each device, checksum checked
  *   node     one node per level of every btree, as read from the device
  *   journal  a few journal entries, as read from the device
@@ -174,6 +175,11 @@ static void seed_image(struct bch_devio **io, unsigned nr)
 		if (image_dev(&b, io[i], i))
 			goto out;
 	out_write("image", NULL, b.p, b.len);
+	if (nr > 1) {
+		/* the same, opened with only the first device (fuzz_image.c) */
+		b.p[0] |= 1U << 1;
+		out_write("image", "degraded", b.p, b.len);
+	}
 out:
 	free(b.p);
 }
