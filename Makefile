@@ -7,6 +7,8 @@
 #   make check-fast the tests once, without the sanitizer build
 #   make check-asan the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan the mount tests under ThreadSanitizer
+#   make check-fuzz the fuzz regression inputs and a short run of each fuzz target
+#   make fuzz       every fuzz target for FUZZ_TIME seconds (tests/fuzz/README.md)
 #   make bench      benchmarks (bench/)
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -42,7 +44,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 BIN	:= $(BUILD)/bcachefs
 
-.PHONY: all deps demo check check-fast check-asan check-tsan unit bench install clean
+.PHONY: all deps demo check check-fast check-asan check-tsan check-fuzz fuzz fuzz-build fuzz-bins unit bench install clean
 all: bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 $(BUILD)/%.o: %.c
@@ -88,12 +90,33 @@ $(BUILD)/tests/replay: tests/crash/replay.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
+# libFuzzer targets (tests/fuzz/): clang, in their own BUILD dir (see fuzz-build).
+# The control-request decoder of the online commands joins this list (and
+# tests/fuzz/run.sh's) when it exists: tests/fuzz/README.md.
+FUZZ_TARGETS := super node journal extent strhash image
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%)
+$(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+fuzz-bins: $(FUZZ_BINS)
+# the same targets without libFuzzer, for the normal and ASan builds
+# (tests/fuzz/test_fuzz_replay.sh runs the corpus and regression inputs)
+REPLAY_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/replay_%)
+$(BUILD)/tests/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< tests/fuzz/replay.c $(BUILD)/libbcachefs.a $(LDLIBS)
+
+# the seed maker of the fuzz corpus (tests/fuzz/make-corpus.sh), normal build
+$(BUILD)/tests/mkseeds: tests/fuzz/mkseeds.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
+
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
 mkfs.bcachefs fsck.bcachefs mount.bcachefs: bcachefs
 	ln -sf bcachefs $@
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) $(REPLAY_BINS)
 
 deps:
 	@sh tests/deps.sh
@@ -123,7 +146,31 @@ check-tsan:
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
 		UNITDIR=$(CURDIR)/build-tsan/tests/unit sh tests/run.sh 'unit/test_io_read'
 
-check: check-fast check-asan check-tsan
+# The fuzz targets: clang with libFuzzer, ASan and UBSan, and the
+# checksum bypass of fuzz builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+fuzz-build:
+	$(MAKE) BUILD=build-fuzz CC=clang OPT="-O1 -g -fno-omit-frame-pointer" \
+		SAN="$(FUZZ_SAN)" fuzz-bins
+
+# make fuzz: every target for FUZZ_TIME seconds (default 60) from its corpus,
+# new inputs kept in build-fuzz/corpus/; crashes in build-fuzz/crashes/.
+FUZZ_TIME ?= 60
+fuzz: fuzz-build
+	@FUZZ_TIME=$(FUZZ_TIME) FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh campaign
+
+# CI: every regression input once, then a short seeded run of each target
+# (skipped with a note where clang is not installed: make deps installs it)
+check-fuzz:
+	@if ! command -v clang > /dev/null; then \
+		echo "skip fuzz/*: clang not installed (make deps)"; \
+	else \
+		$(MAKE) -s fuzz-build && \
+		FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh smoke; \
+	fi
+
+check: check-fast check-asan check-tsan check-fuzz
 
 bench: all
 	@sh bench/run.sh
@@ -140,6 +187,6 @@ install: all
 	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
-	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
+	rm -rf build build-asan build-tsan build-fuzz bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
--include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d)
+-include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d) $(REPLAY_BINS:=.d)

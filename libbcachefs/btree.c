@@ -572,9 +572,10 @@ int bch_btree_iter_peek(struct btree_iter *iter, struct bkey_ref **k)
 			/*
 			 * A range that ends before pos (a root pointer whose
 			 * position was damaged): the btree ends there, and the
-			 * next leaf would be this one again, forever.
+			 * next leaf would be this one again, forever. Extents
+			 * are searched after pos: a range ending at pos too.
 			 */
-			if (bpos_cmp(iter->leaf_max, iter->pos) < 0) {
+			if (!pos_reached(iter->btree_id, iter->leaf_max, iter->pos)) {
 				iter->at_end = true;
 				return 0;
 			}

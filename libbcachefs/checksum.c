@@ -53,6 +53,10 @@ static uint64_t crc64_fold_k[8];	/* x^(64 * (i + 2)) mod P, i = 0..7 */
  * 256, 192, 128, 64, 48, 32 and 16 bytes */
 static uint64_t crc32c_fold_k[7][2];
 
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+bool bch_fuzz_csum_any;
+#endif
+
 /* ---- little helpers ---------------------------------------------------- */
 
 static inline uint32_t get_le32(const unsigned char *p)

@@ -452,16 +452,25 @@ int bch_sb_check_copy(const void *buf, size_t len, struct printbuf *err)
 	return 0;
 }
 
-static int sb_pread(struct bch_devio *io, void *buf, size_t len, uint64_t sector,
-		    struct printbuf *err)
+/* Do @len bytes at @sector lie on the device? */
+static int sb_range_check(struct bch_devio *io, size_t len, uint64_t sector,
+			  struct printbuf *err)
 {
-	int ret;
-
 	if (sector > (io->size >> BCH_SECTOR_SHIFT) ||
 	    len > io->size - (sector << BCH_SECTOR_SHIFT)) {
 		pr_buf(err, "past the end of the device (%" PRIu64 " bytes)", io->size);
 		return -BCH_ERR_dev_too_small;
 	}
+	return 0;
+}
+
+static int sb_pread(struct bch_devio *io, void *buf, size_t len, uint64_t sector,
+		    struct printbuf *err)
+{
+	int ret = sb_range_check(io, len, sector, err);
+
+	if (ret)
+		return ret;
 	ret = dev_pread(io, buf, len, sector << BCH_SECTOR_SHIFT);
 	if (ret)
 		pr_buf(err, "read error: %s", bch_err_str(ret));
@@ -481,6 +490,10 @@ int bch_sb_read_at(struct bch_devio *io, uint64_t sector,
 	if (r)
 		goto err;
 	r = sb_check_header(sb, err, &bytes);
+	if (r)
+		goto err;
+	/* the size is untrusted (u64s is 32 bits): check it before allocating */
+	r = sb_range_check(io, bytes, sector, err);
 	if (r)
 		goto err;
 	sb = xrealloc(sb, bytes);

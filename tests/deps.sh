@@ -18,7 +18,8 @@ if [ "${1:-}" = --bench ]; then
 fi
 PKGS="build-essential pkg-config libblkid-dev uuid-dev libscrypt-dev libsodium-dev
 liblz4-dev libzstd-dev zlib1g-dev libkeyutils-dev libcmocka-dev libfuse3-dev
-fuse3 zstd keyutils e2fsprogs util-linux stress-ng fuse2fs fio xfsprogs qemu-utils attr acl"
+fuse3 zstd keyutils e2fsprogs util-linux stress-ng fuse2fs fio xfsprogs qemu-utils attr acl
+clang libclang-rt-14-dev libfuzzer-14-dev"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

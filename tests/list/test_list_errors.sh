@@ -86,3 +86,16 @@ grep -q 'incorrect max key' err
 rc=0
 timeout 60 "$BCACHEFS" fsck -n rp.img > out 2>&1 || rc=$?
 [ $rc = 4 ] || { echo "fsck -n on a damaged root pointer: exit $rc"; exit 1; }
+
+# The same for the extents btree, whose iterator searches after the
+# position: a root pointer damaged to a key below POS_MAX whose node cannot
+# be read (device 60) ended at that key only with the fix (found by
+# fuzz_image; tests/fuzz/regress/image/extents-root-max-key-hang).
+zstd -qd --sparse "$TESTDIR/extents-root-pos.img.zst" -o ep.img
+rc=0
+timeout 60 "$BCACHEFS" list -b extents ep.img > /dev/null 2> err || rc=$?
+[ $rc = 1 ] || { echo "list on a damaged extents root pointer: exit $rc"; exit 1; }
+grep -q 'device missing' err
+rc=0
+timeout 60 "$BCACHEFS" fsck -n ep.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { echo "fsck -n on a damaged extents root pointer: exit $rc"; exit 1; }

@@ -684,6 +684,22 @@ static void test_read_small_files(void **state)
 	assert_int_equal(truncate(p, 8 * 512 + 800), 0);
 	assert_true(read_sb_file(p, &h, &err) < 0);
 	assert_non_null(strstr(printbuf_str(&err), "past the end of the device"));
+	printbuf_reset(&err);
+
+	/*
+	 * A primary claiming 32 GiB (u64s 0xffffffff, a layout reserving
+	 * 2^40 sectors): refused before anything is allocated, and the backup
+	 * is used (it aborted with "out of memory"; found by fuzz_image)
+	 */
+	write_sb_file(p, S(&s));
+	for (unsigned i = 0; i < 4; i++)
+		patch_file(p, 8 * 512 + offsetof(struct bch_sb, u64s) + i, 0xff);
+	patch_file(p, 8 * 512 + offsetof(struct bch_sb, layout) +
+		   offsetof(struct bch_sb_layout, sb_max_size_bits), 7 ^ 40);
+	assert_int_equal(read_sb_file(p, &h, &err), 0);
+	assert_true(h.from_backup);
+	assert_non_null(strstr(printbuf_str(&err), "superblock at sector 8: past the end of the device"));
+	bch_sb_handle_free(&h);
 	printbuf_exit(&err);
 	unlink(p);
 }
