@@ -16,7 +16,7 @@
 # A summary line: seeds, recovered, failed (seed and reason each).
 #
 # Knobs: SCAN_SEEDS (default 8; TEST_QUICK: 3), SCAN_FIRST (default 1),
-# SCAN_TIMEOUT (seconds per run, default 60). The full run of the issue
+# SCAN_TIMEOUT (seconds per run before it counts as a hang, default 300). The full run of the issue
 # (200 seeds, by hand): SCAN_SEEDS=200 sh tests/run.sh fsck/test_fsck_scan_random
 # A failing seed reproduces with
 #   zstd -d tests/fsck/scan-orig.img.zst -o orig.img; cp orig.img t.img
@@ -29,7 +29,7 @@ DAMAGE=${DAMAGE:-$TOOL}
 
 if [ -n "${TEST_QUICK:-}" ]; then nseeds=${SCAN_SEEDS:-3}; else nseeds=${SCAN_SEEDS:-8}; fi
 first=${SCAN_FIRST:-1}
-tmo=${SCAN_TIMEOUT:-60}
+tmo=${SCAN_TIMEOUT:-300}
 
 orig=$WORK/orig.img
 img=$WORK/t.img

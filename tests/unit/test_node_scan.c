@@ -66,13 +66,13 @@ static struct bch_fs *open_fs(bool ro)
 	if (ret)
 		fprintf(stderr, "open: %s\n", printbuf_str(&err));
 	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
 	if (!ro) {
 		ret = bch_fs_rw_start(c, &err);
 		if (ret)
 			fprintf(stderr, "rw_start: %s\n", printbuf_str(&err));
 		assert_int_equal(ret, 0);
 	}
+	printbuf_exit(&err);
 	return c;
 }
 
