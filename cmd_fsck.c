@@ -264,7 +264,8 @@ int cmd_fsck(int argc, char *argv[])
 			printbuf_reset(&err);
 		}
 		ret = bch_fsck_run(c, &s, fsck_progress, &cli);
-		if (c->rw_start_err.pos)
+		/* (a start that worked may have said things there too) */
+		if (c->rw_start_err.pos && !c->rw)
 			fprintf(stderr, "bcachefs fsck: the repairs could not start: %s",
 				printbuf_str(&c->rw_start_err));
 		/* the repairs go into the btrees, then the filesystem is marked clean */
