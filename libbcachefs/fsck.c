@@ -184,6 +184,8 @@ struct node_walk {
 	 */
 	struct walk_range { struct bpos_h min, max; } *cov;
 	size_t			nr_cov, size_cov;
+	/* repaired nodes of the btree walked that could be read: interior, leaves (salvaged too) */
+	unsigned long		nr_inner_repaired, nr_leaves_repaired;
 };
 
 static void cov_add(struct node_walk *w, struct bpos_h min, struct bpos_h max)
@@ -311,7 +313,7 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 			  "%s: recovered from the node scan: its range is empty (%lu lea%s found); %s",
 			  printbuf_str(&what), u.leaves, u.leaves == 1 ? "f" : "ves",
 			  root ? "the btree is rebuilt" : "its range is rebuilt");
-	else if (salvaged)
+	else if (salvaged && ++w->nr_leaves_repaired)
 		fsck_info(w->s, PROB_btree_node_unreadable,
 			  "%s: salvaged (read despite its header): %zu keys re-inserted, its range rewritten",
 			  printbuf_str(&what), salvaged);
@@ -344,6 +346,10 @@ static void node_repair(struct node_walk *w, const struct btree_node_visit *v, s
 		node_lost_repair(w, v, v->level == v->root_level ? POS_H_MIN : min, max);
 		return;
 	}
+	if (v->level)
+		w->nr_inner_repaired++;
+	else
+		w->nr_leaves_repaired++;
 	bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, max);
 	if (v->level && !v->n->nr_keys)
 		fsck_info(w->s, PROB_btree_node_bset_invalid,
@@ -697,6 +703,38 @@ next:
 	printbuf_exit(&used);
 }
 
+/*
+ * A btree with an interior node that was read but had to be repaired (its
+ * child pointers are suspect: positions and offsets may be damaged, so
+ * that a pointer leads to an older copy of a node, or ranges do not meet)
+ * and whose leaves needed nothing: the leaves are the newest the node
+ * scan finds, and rewriting the damaged tree in place would go through
+ * those pointers again. The whole btree is rebuilt from the scan instead:
+ * its keys laid over it, its root dropped, and the checkpoint after the
+ * node pass builds it from the keys alone. (The old nodes are not
+ * reachable any more; their buckets are free at the next open.)
+ */
+static void rebuild_whole(struct node_walk *w, unsigned id)
+{
+	struct bch_fs *c = w->c;
+	struct printbuf used = PRINTBUF;
+	struct node_scan_use u;
+	long got;
+
+	if (!w->nr_inner_repaired || w->nr_leaves_repaired || id == BTREE_ID_ALLOC ||
+	    !c->roots[id].present || w->s->read_only || !bch_fs_rw(c))
+		return;
+	got = bch_fsck_scan_fill(c, w->s, id, BTREE_ITER_MAX_DEPTH, POS_H_MIN, POS_H_MAX, &u);
+	if (got <= 0)
+		return;
+	c->roots[id].present = false;
+	bch_node_scan_use_to_text(&used, &u);
+	fsck_info(w->s, PROB_btree_node_bset_invalid,
+		  "btree %s: interior nodes damaged (their pointers are not trusted): the whole btree is rebuilt from the node scan: %s",
+		  bch_btree_id_str(id), printbuf_str(&used));
+	printbuf_exit(&used);
+}
+
 static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 {
 	struct printbuf err = PRINTBUF;
@@ -719,6 +757,7 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 		fixed = s->nr_fixed;
 		memset(w.have_end, 0, sizeof(w.have_end));
 		w.nr_cov = 0;
+		w.nr_inner_repaired = w.nr_leaves_repaired = 0;
 		ret = bch_btree_walk_nodes(c, id, check_node, &w, &err);
 		/* stashed lines whose node was never visited */
 		for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++) {
@@ -737,8 +776,10 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 		}
 		if (ret > 0)
 			ret = 0;
-		if (!ret)
+		if (!ret) {
 			fill_gaps(&w, id);
+			rebuild_whole(&w, id);
+		}
 		if (ret < 0) {
 			if (fsck_fix(s, PROB_btree_root_unreadable, "btree %s: cannot be walked: %s",
 				     bch_btree_id_str(id), bch_err_str(ret)) &&
