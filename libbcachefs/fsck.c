@@ -32,7 +32,11 @@
  *     btree is rebuilt from the recount anyway; the scan gives its gens);
  *   - key ranges that no leaf read covers after the walk (child pointers
  *     dropped from a damaged interior node, or positions changed so that
- *     ranges do not meet) get their keys from the node scan;
+ *     ranges do not meet) get their keys from the node scan; a btree
+ *     whose damaged interior node could be read (its pointers are not
+ *     trusted) and whose leaves needed nothing is rebuilt whole from the
+ *     scan; when the scan gave keys, a checkpoint after this pass puts
+ *     them where the iterators of the later passes find them;
  *   - an invalid key (in this filesystem's context): an extent keeps the
  *     pointers inside the member devices when what is left is valid; else
  *     the key is deleted (whiteout; for an extent a discard over its own
