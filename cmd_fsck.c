@@ -41,6 +41,10 @@ const char cmd_fsck_usage[] =
 	"  -f                     force a full check (always done; accepted for fsck(8))\n"
 	"  -v                     verbose: say what each pass does\n"
 	"      --json             print a JSON summary of the problems found on stdout\n"
+	"      --scan-nodes       scan the devices for btree nodes and say what was found\n"
+	"                         (done anyway when a root or interior node is lost, or the\n"
+	"                         journal gives no roots: lost nodes are rebuilt from the\n"
+	"                         newest leaves found)\n"
 	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 	"                         from FILE (- for standard input)\n"
 	"  -h, --help             display this help and exit\n"
@@ -152,12 +156,14 @@ int cmd_fsck(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "json",		no_argument,		NULL, 'J' },
+		{ "scan-nodes",		no_argument,		NULL, 'S' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
 		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
 	struct fsck_cli cli = { 0 };
+	bool scan_nodes = false;
 	struct bch_fs_opts opts = { .read_only = true, .degraded = true };
 	enum fsck_mode mode = FSCK_ASK;
 	struct fsck_state s;
@@ -186,6 +192,9 @@ int cmd_fsck(int argc, char *argv[])
 			break;
 		case 'J':
 			cli.json = true;
+			break;
+		case 'S':
+			scan_nodes = true;
 			break;
 		case 'P':
 			opts.passphrase_file = optarg;
@@ -221,6 +230,7 @@ int cmd_fsck(int argc, char *argv[])
 	}
 
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
+	s.scan_nodes = scan_nodes;
 	opts.fsck = &s;
 	opts.ask_passphrase = isatty(STDIN_FILENO) && !opts.passphrase_file;
 	/* -n opens the devices read-only; every other mode may repair */
@@ -254,7 +264,8 @@ int cmd_fsck(int argc, char *argv[])
 			printbuf_reset(&err);
 		}
 		ret = bch_fsck_run(c, &s, fsck_progress, &cli);
-		if (c->rw_start_err.pos)
+		/* (a start that worked may have said things there too) */
+		if (c->rw_start_err.pos && !c->rw)
 			fprintf(stderr, "bcachefs fsck: the repairs could not start: %s",
 				printbuf_str(&c->rw_start_err));
 		/* the repairs go into the btrees, then the filesystem is marked clean */

@@ -73,6 +73,17 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		       struct bulk_pool *pool, struct bulk_keys *parent,
 		       struct bulk_root *root, struct printbuf *err)
 {
+	/*
+	 * Every node carries the newest journal seq when it was written: the
+	 * leaves as their bset's journal_seq (it holds no update newer than
+	 * that entry, which is durable: 20 §20.7.3), every node as
+	 * BTREE_NODE_SEQ. A replacement of a node is written at a later
+	 * checkpoint, after at least one more journal entry, so it carries a
+	 * higher seq than what it replaces: the node scan (node_scan.h)
+	 * tells the newest copy of a key range by it. A new filesystem
+	 * (nothing journalled yet) writes 0.
+	 */
+	uint64_t stamp = c ? c->journal.seq : 0;
 	size_t i = 0;
 	int ret;
 
@@ -97,7 +108,7 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 			.level		= level,
 			.min_key	= min,
 			.max_key	= last ? max : keys[j - 1].k.p,
-			.node_seq	= 0,
+			.node_seq	= (uint32_t)stamp,
 		};
 
 		if (pool) {
@@ -116,7 +127,7 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		}
 		n.ptr = ptrs[0];
 		bch_replicas_add(&a->replicas, BCH_DATA_BTREE, ptrs_devs(ptrs, nr_ptrs));
-		ret = bch_btree_node_build(w, &n, 0, keys + i, j - i, &nb, err);
+		ret = bch_btree_node_build(w, &n, level ? 0 : stamp, keys + i, j - i, &nb, err);
 		if (!ret)
 			ret = bch_btree_node_write(c, &nb, 0, ptrs, nr_ptrs, err);
 		bch_btree_node_buf_exit(&nb);

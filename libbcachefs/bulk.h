@@ -6,10 +6,12 @@
  * then interior levels of pointer keys up to a single root. Leaves
  * partition the key space: the first starts at POS_MIN, each next one at
  * the successor of its left neighbour's max_key, the last (and every
- * rightmost node) ends at POS_MAX. Nothing is journalled: every bset has
- * journal_seq 0 (20 §20.7.5). Every node is written before its parent is
- * built; the caller makes the root reachable (journal entry) after a
- * flush.
+ * rightmost node) ends at POS_MAX. Leaves get journal_seq = c->journal.seq
+ * (the newest entry written: they hold nothing newer; 0 on a new
+ * filesystem), interior nodes 0; every node gets BTREE_NODE_SEQ = the low
+ * 32 bits of the same seq, so a replacement is told from what it replaced
+ * (node_scan.h). Every node is written before its parent is built; the
+ * caller makes the root reachable (journal entry) after a flush.
  */
 #ifndef BCH_BULK_H
 #define BCH_BULK_H
@@ -64,7 +66,7 @@ int bch_bulk_build(struct bch_fs *c, const struct btree_write_ctx *w,
  * replacement of a node, 20 §20.7.4): @keys (sorted, inside the range) are
  * cut into nodes as above, the first starting at @min and the last ending
  * at @max; with no keys, one empty node. Their pointer keys are appended
- * to @ptrs. Nothing is journalled (journal_seq 0).
+ * to @ptrs. Seqs as above.
  */
 int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
 			 struct bch_allocator *a, unsigned btree_id, unsigned level,

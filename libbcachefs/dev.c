@@ -364,3 +364,24 @@ int dev_flush(struct bch_devio *d)
 	pthread_mutex_unlock(&wlog.lock);
 	return ret;
 }
+
+int dev_next_data(struct bch_devio *d, uint64_t offset, uint64_t *start, uint64_t *end)
+{
+	off_t s, e;
+
+	if (offset >= d->size)
+		return -ENXIO;
+	*start = offset;
+	*end = d->size;
+	if (d->is_blockdev)
+		return 0;
+	s = lseek(d->fd, (off_t)offset, SEEK_DATA);
+	if (s < 0)
+		return errno == ENXIO ? -ENXIO : 0;	/* no more data / cannot tell */
+	e = lseek(d->fd, s, SEEK_HOLE);
+	if (e < 0 || e <= s)
+		e = (off_t)d->size;
+	*start = (uint64_t)s;
+	*end = (uint64_t)e < d->size ? (uint64_t)e : d->size;
+	return *start < *end ? 0 : -ENXIO;
+}

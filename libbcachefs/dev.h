@@ -76,6 +76,13 @@ void dev_close(struct bch_devio *d);
 int dev_pread(struct bch_devio *d, void *buf, size_t len, uint64_t offset);
 int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset);
 int dev_flush(struct bch_devio *d);
+/*
+ * The first range of @d at or after byte @offset that may hold data:
+ * [*@start, *@end). Holes of a sparse image file are skipped
+ * (SEEK_DATA/SEEK_HOLE); a block device, or a filesystem that cannot
+ * tell, is data to its end. -ENXIO when there is no data after @offset.
+ */
+int dev_next_data(struct bch_devio *d, uint64_t offset, uint64_t *start, uint64_t *end);
 
 /* Number of writes performed so far (all devices), for fault-injection tests. */
 extern unsigned long dev_nr_writes;

@@ -440,8 +440,8 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 		if (r == -BCH_ERR_journal_invalid || r == -BCH_ERR_journal_empty ||
 		    r == -BCH_ERR_journal_bad_csum)
 			pr_str(err, "journal: the btree roots of this format version are kept only in the journal: "
-			       "without a usable newest entry the filesystem cannot be opened (so fsck can "
-			       "neither check nor repair it); restore the device from a backup\n");
+			       "without a usable entry the filesystem cannot be opened; `bcachefs fsck -y` "
+			       "rebuilds the btrees from the nodes it finds on the devices\n");
 		if (r)
 			goto err;
 	}

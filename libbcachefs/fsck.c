@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fsck passes, read side. Opening the filesystem (fs.c) already chose a
- * good superblock per device and read the journal; these passes then check:
+ * good superblock per device and read the journal; before the passes,
+ * fsck_scan.c deals with lost pointers to nodes (a journal with no usable
+ * entry, btrees without roots, roots and interior nodes that cannot be
+ * read: the node scan then runs before anything is written). The passes
+ * then check:
  *
  *   0. superblocks: every other copy of each device's layout reads,
  *      validates and matches the copy in use (fsck_sb.c);
@@ -18,12 +22,21 @@
  *     kept; a leaf's keys are also re-inserted, so that keys outside the
  *     range its parent gives it go where they belong;
  *   - a node that cannot be read as its parent says (bad magic, header
- *     naming another btree, level or range) is salvaged: read as its
- *     header says, else with the header patched to what the parent says,
- *     and its keys (a subtree's leaf keys for an interior node) re-inserted
- *     and marked in use; its range is then rebuilt. What cannot be
- *     salvaged is lost, and said so (an unreadable root: the btree is
- *     rebuilt empty; the alloc btree is rebuilt from the recount anyway);
+ *     naming another btree, level or range): an interior node or root
+ *     gets the keys of its range from the node scan (fsck_scan.c: the
+ *     newest leaves found on the devices); a leaf is salvaged: read as
+ *     its header says, else with the header patched to what the parent
+ *     says, and its keys re-inserted and marked in use, else it gets its
+ *     keys from the scan too (the pointer did not lead to it). Its range
+ *     is then rebuilt. What neither finds is lost, and said so (the alloc
+ *     btree is rebuilt from the recount anyway; the scan gives its gens);
+ *   - key ranges that no leaf read covers after the walk (child pointers
+ *     dropped from a damaged interior node, or positions changed so that
+ *     ranges do not meet) get their keys from the node scan; a btree
+ *     whose damaged interior node could be read (its pointers are not
+ *     trusted) and whose leaves needed nothing is rebuilt whole from the
+ *     scan; when the scan gave keys, a checkpoint after this pass puts
+ *     them where the iterators of the later passes find them;
  *   - an invalid key (in this filesystem's context): an extent keeps the
  *     pointers inside the member devices when what is left is valid; else
  *     the key is deleted (whiteout; for an extent a discard over its own
@@ -48,6 +61,7 @@
 #include "fs.h"
 #include "fsck_fs.h"
 #include "fsck_sb.h"
+#include "fsck_scan.h"
 #include "problems.h"
 #include "util.h"
 
@@ -89,6 +103,8 @@ static enum bch_problem open_msg_problem(const char *msg)
 {
 	if (strstr(msg, "using the backup"))
 		return PROB_sb_primary_bad;
+	if (strstr(msg, "no valid journal entries"))
+		return PROB_journal_empty;
 	if (!strncmp(msg, "journal", 7))
 		return strstr(msg, "checksum") ? PROB_journal_entry_bad_csum
 					       : PROB_journal_entry_invalid;
@@ -157,9 +173,36 @@ struct node_walk {
 	/* messages of an ancestor read before the node visited: said at its visit */
 	struct printbuf		pending[BTREE_ITER_MAX_DEPTH];
 	unsigned long		nr_nodes;
+	/*
+	 * Where the last node visited at each level (or above: it covers the
+	 * levels below) ends: the walk goes in key order at every level, so
+	 * the next node of a level starts after it.
+	 */
+	struct bpos_h		end[BTREE_ITER_MAX_DEPTH];
+	bool			have_end[BTREE_ITER_MAX_DEPTH];
+	/*
+	 * The key ranges the walk found a home for: every leaf read (its own
+	 * range), every node that could not be read (its range, whatever
+	 * became of its keys). What is in none of them after the walk was in
+	 * nodes whose pointers are lost (fill_gaps()).
+	 */
+	struct walk_range { struct bpos_h min, max; } *cov;
+	size_t			nr_cov, size_cov;
+	/* repaired nodes of the btree walked that could be read: interior, leaves (salvaged too) */
+	unsigned long		nr_inner_repaired, nr_leaves_repaired;
 };
 
-static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v);
+static void cov_add(struct node_walk *w, struct bpos_h min, struct bpos_h max)
+{
+	if (w->nr_cov == w->size_cov) {
+		w->size_cov = w->size_cov ? 2 * w->size_cov : 256;
+		w->cov = xrealloc(w->cov, w->size_cov * sizeof(*w->cov));
+	}
+	w->cov[w->nr_cov++] = (struct walk_range) { min, max };
+}
+
+static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v,
+			   struct bpos_h min);
 static void salvage_keys(struct fsck_state *s, struct bch_fs *c, unsigned id,
 			 const struct btree_node_h *n, struct btree_trans *t, unsigned depth);
 static const char *key_repair(struct bch_fs *c, unsigned id, const struct bkey_ref *k,
@@ -220,41 +263,108 @@ static void node_keep_keys(struct node_walk *w, const struct btree_node_visit *v
  * lost+found...). The alloc btree is rebuilt from the allocation recount
  * at every checkpoint.
  */
-static void node_repair(struct node_walk *w, const struct btree_node_visit *v)
+/*
+ * A node that cannot be read, at @level over [@min, @max]. Interior nodes
+ * and roots: the keys of their range come from the node scan (the newest
+ * leaves found on the devices), else from salvage. Leaves: salvage first
+ * (the node at the pointer, read despite its header: the leaf itself,
+ * damaged), then the scan (the pointer did not lead to it). The alloc
+ * btree is rebuilt from the allocation recount; the gens of its keys come
+ * from the scan when it ran. The range is rebuilt at the checkpoint.
+ */
+static void node_lost_repair(struct node_walk *w, const struct btree_node_visit *v,
+			     struct bpos_h min, struct bpos_h max)
+{
+	const char *btree = bch_btree_id_str(v->btree_id);
+	bool root = v->level == v->root_level, alloc = v->btree_id == BTREE_ID_ALLOC;
+	struct printbuf what = PRINTBUF, used = PRINTBUF;
+	struct node_scan_use u;
+	size_t salvaged = 0;
+	long got = -1;
+
+	if (root)
+		pr_buf(&what, "btree %s: root (level %u) unreadable", btree, v->level);
+	else
+		pr_buf(&what, "btree %s level %u node at %llu:%llu: unreadable", btree, v->level,
+		       (unsigned long long)max.inode, (unsigned long long)max.offset);
+
+	/* before the rewrite is asked for (it starts the engine): gens, marks */
+	if (alloc ? bch_fsck_scan_ran(w->s) : v->level > 0)
+		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
+	if (got < 0 && !alloc && !(salvaged = node_salvage(w, v, min)) && !v->level)
+		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
+	bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, max);
+	if (got >= 0)
+		bch_node_scan_use_to_text(&used, &u);
+
+	if (alloc)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: the alloc btree is rebuilt from the allocation recount%s%s%s",
+			  printbuf_str(&what), got >= 0 ? "; bucket gens from the node scan: " : "",
+			  printbuf_str(&used), "");
+	else if (got > 0)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: recovered from the node scan: %s; %s",
+			  printbuf_str(&what), printbuf_str(&used),
+			  root ? "the btree is rebuilt" : "its range is rebuilt");
+	else if (got == 0 && u.unreadable)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: the node scan found %lu lea%s of its range, but %s cannot be read either: its keys are lost, %s (plus the journal's keys)",
+			  printbuf_str(&what), u.leaves, u.leaves == 1 ? "f" : "ves",
+			  u.leaves == 1 ? "it" : "they", root ? "the btree is rebuilt empty" : "its range is rebuilt empty");
+	else if (got == 0)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: recovered from the node scan: its range is empty (%lu lea%s found); %s",
+			  printbuf_str(&what), u.leaves, u.leaves == 1 ? "f" : "ves",
+			  root ? "the btree is rebuilt" : "its range is rebuilt");
+	else if (salvaged && ++w->nr_leaves_repaired)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: salvaged (read despite its header): %zu keys re-inserted, its range rewritten",
+			  printbuf_str(&what), salvaged);
+	else if (root)
+		fsck_info(w->s, PROB_btree_root_unreadable,
+			  "%s: every key of the btree is lost (the node scan found none), it is rebuilt empty (plus the journal's keys)",
+			  printbuf_str(&what));
+	else
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: its keys%s are lost (the node scan found none), its range is rebuilt empty (plus the journal's keys)",
+			  printbuf_str(&what), v->level ? " and the nodes below it" : "");
+	printbuf_exit(&what);
+	printbuf_exit(&used);
+}
+
+/*
+ * Repair of a node with problems: the node is rewritten at the checkpoint
+ * (bch_fs_rw_force_rewrite()) with the keys the reader could use (it
+ * dropped invalid keys and ignored what it could not parse; bsets with bad
+ * checksums are used when no copy verifies). A node that cannot be read
+ * as its parent says: node_lost_repair(). The filesystem passes then see
+ * what is missing (unreachable inodes go to lost+found...).
+ */
+static void node_repair(struct node_walk *w, const struct btree_node_visit *v, struct bpos_h min)
 {
 	struct bpos_h max = v->level == v->root_level || !v->ptr ? POS_H_MAX : v->ptr->k.p;
 	const char *btree = bch_btree_id_str(v->btree_id);
-	size_t salvaged;
 
+	if (!v->n) {
+		node_lost_repair(w, v, v->level == v->root_level ? POS_H_MIN : min, max);
+		return;
+	}
+	if (v->level)
+		w->nr_inner_repaired++;
+	else
+		w->nr_leaves_repaired++;
 	bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, max);
-	if (v->n && v->level && !v->n->nr_keys)
+	if (v->level && !v->n->nr_keys)
 		fsck_info(w->s, PROB_btree_node_bset_invalid,
-			  "btree %s level %u node at %llu:%llu: no child pointer left: the nodes below it are lost, its range is rebuilt empty (plus the journal's keys)",
+			  "btree %s level %u node at %llu:%llu: no child pointer left: its range is rebuilt from what the node scan finds of it (below) and the journal's keys",
 			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset);
-	else if (v->n) {
+	else {
 		node_keep_keys(w, v, max);
 		fsck_info(w->s, PROB_btree_node_bset_invalid,
 			  "btree %s level %u node at %llu:%llu: rewritten with the keys that could be used",
 			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset);
 	}
-	else if (v->btree_id == BTREE_ID_ALLOC)
-		fsck_info(w->s, PROB_btree_node_unreadable,
-			  "btree alloc level %u node at %llu:%llu: unreadable: the alloc btree is rebuilt from the allocation recount",
-			  v->level, (unsigned long long)max.inode, (unsigned long long)max.offset);
-	else if ((salvaged = node_salvage(w, v)))
-		fsck_info(w->s, PROB_btree_node_unreadable,
-			  "btree %s level %u node at %llu:%llu: salvaged (read despite its header): %zu keys re-inserted, its range rewritten",
-			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset,
-			  salvaged);
-	else if (v->level == v->root_level)
-		fsck_info(w->s, PROB_btree_root_unreadable,
-			  "btree %s: root (level %u) unreadable: every key of the btree is lost, it is rebuilt empty (plus the journal's keys)",
-			  btree, v->level);
-	else
-		fsck_info(w->s, PROB_btree_node_unreadable,
-			  "btree %s level %u node at %llu:%llu: unreadable: its keys%s are lost, its range is rebuilt empty (plus the journal's keys)",
-			  btree, v->level, (unsigned long long)max.inode, (unsigned long long)max.offset,
-			  v->level ? " and the nodes below it" : "");
 }
 
 static struct bpos_h hdr_bpos(const uint8_t *p)
@@ -282,9 +392,14 @@ static void hdr_set_bpos(uint8_t *p, struct bpos_h pos)
 	put_le64(p + 12, pos.inode);
 }
 
-/* Parse copy @p of node @v: as its header says, or (@patch) as its parent says. */
+/*
+ * Parse copy @p of node @v, whose range is [@min, @max]: as its header
+ * says (a node of another range is not it: the pointer led elsewhere), or
+ * (@patch) as its parent says.
+ */
 static struct btree_node_h *node_salvage_read(struct bch_fs *c, const struct btree_node_visit *v,
-					      const struct btree_ptr_h *p, bool patch)
+					      const struct btree_ptr_h *p, bool patch,
+					      struct bpos_h min)
 {
 	size_t bytes = (size_t)c->btree_node_size * 512;
 	uint8_t *d = xmalloc(bytes);
@@ -306,11 +421,13 @@ static struct btree_node_h *node_salvage_read(struct bch_fs *c, const struct btr
 		flags = (flags & ~0xffULL) | (v->btree_id & 0xf) | ((v->level & 0xf) << 4);
 		put_le64(d + offsetof(struct btree_node, flags), flags);
 		exp.max_key = v->ptr->k.p;
+		exp.min_key = min;
 		if (bpos_cmp(exp.min_key, exp.max_key) > 0)
 			exp.min_key = POS_H_MIN;
 		hdr_set_bpos(d + offsetof(struct btree_node, min_key), exp.min_key);
 		hdr_set_bpos(d + offsetof(struct btree_node, max_key), exp.max_key);
-	} else if ((flags & 0xf) != v->btree_id || ((flags >> 4) & 0xf) != v->level) {
+	} else if ((flags & 0xf) != v->btree_id || ((flags >> 4) & 0xf) != v->level ||
+		   bpos_cmp(exp.min_key, v->ptr->k.p) > 0 || bpos_cmp(exp.max_key, min) < 0) {
 		free(d);
 		return NULL;
 	}
@@ -391,14 +508,15 @@ static void salvage_keys(struct fsck_state *s, struct bch_fs *c, unsigned id,
  * range go where they belong). Not for encrypted filesystems (the header
  * is encrypted). Returns the keys re-inserted.
  */
-static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v)
+static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v,
+			   struct bpos_h min)
 {
 	struct bch_fs *c = w->c;
 	struct btree_ptr_h p[BCH_REPLICAS_MAX];
 	int nr = v->ptr ? btree_ptr_decode(v->ptr, p, BCH_REPLICAS_MAX) : -1;
 	size_t salvaged = 0;
 
-	if (c->encrypted || !c->rw || w->s->read_only)
+	if (c->encrypted || w->s->read_only || !bch_fs_rw(c))
 		return 0;
 	for (unsigned patch = 0; patch < 2 && !salvaged; patch++)
 		for (int i = 0; i < nr && !salvaged; i++) {
@@ -406,7 +524,7 @@ static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v
 			struct btree_trans t;
 
 			if (p[i].dev >= BCH_FS_MAX_DEVS || !c->devs[p[i].dev] ||
-			    !(n = node_salvage_read(c, v, &p[i], patch)))
+			    !(n = node_salvage_read(c, v, &p[i], patch, min)))
 				continue;
 			bch_trans_init(&t, c);
 			salvage_keys(w->s, c, v->btree_id, n, &t, 0);
@@ -470,8 +588,17 @@ static int check_node(void *arg, const struct btree_node_visit *v)
 {
 	struct node_walk *w = arg;
 	int fallback = -1;
+	struct bpos_h min = POS_H_MIN;
 
 	w->nr_nodes++;
+	if (v->level < BTREE_ITER_MAX_DEPTH) {
+		if (w->have_end[v->level])
+			min = bpos_successor(v->btree_id, w->end[v->level]);
+		for (unsigned l = 0; l <= v->level; l++) {
+			w->end[l] = v->ptr ? v->ptr->k.p : POS_H_MAX;
+			w->have_end[l] = true;
+		}
+	}
 	sort_node_msgs(w, v->level);
 	if (!v->n && !w->err->pos)
 		pr_buf(w->err, "btree %s level %u: node cannot be read: %s\n",
@@ -479,9 +606,137 @@ static int check_node(void *arg, const struct btree_node_visit *v)
 	if (!v->n)
 		fallback = v->level == v->root_level ? (int)PROB_btree_root_unreadable
 						     : (int)PROB_btree_node_unreadable;
+	if (!v->n)
+		cov_add(w, v->level == v->root_level ? POS_H_MIN : min,
+			v->level == v->root_level || !v->ptr ? POS_H_MAX : v->ptr->k.p);
+	else if (!v->level)
+		cov_add(w, v->n->min_key, v->n->max_key);
 	if (report_lines(w->s, w->err, fallback))
-		node_repair(w, v);
+		node_repair(w, v, min);
 	return 0;
+}
+
+static int walk_range_cmp(const void *_a, const void *_b)
+{
+	const struct walk_range *a = _a, *b = _b;
+
+	return bpos_cmp(a->min, b->min);
+}
+
+/* The position before @p in a btree other than extents (the inverse of bpos_successor()). */
+static struct bpos_h bpos_before(struct bpos_h p)
+{
+	if (p.offset)
+		p.offset--;
+	else {
+		p.inode--;
+		p.offset = UINT64_MAX;
+	}
+	p.snapshot = 0;
+	return p;
+}
+
+/*
+ * After the walk of btree @id: key ranges that no leaf read and no lost
+ * node covers were under child pointers that are gone (an interior node
+ * that lost some, a pointer whose position was damaged, so that its
+ * neighbour's range does not start where it should). Their keys are in
+ * leaves the node scan finds; the checkpoint puts them into the leaves
+ * whose ranges hold them now.
+ */
+static void fill_gaps(struct node_walk *w, unsigned id)
+{
+	struct bch_fs *c = w->c;
+	bool extents = id == BTREE_ID_EXTENTS;
+	struct bpos_h cur = POS_H_MIN;
+	bool done = false;
+	struct printbuf a = PRINTBUF, b = PRINTBUF, used = PRINTBUF;
+
+	if (!c->roots[id].present || !w->nr_cov)
+		return;
+	qsort(w->cov, w->nr_cov, sizeof(*w->cov), walk_range_cmp);
+	for (size_t i = 0; i <= w->nr_cov && !done; i++) {
+		bool last = i == w->nr_cov;
+		struct bpos_h next = last ? POS_H_MAX : w->cov[i].min;
+		struct bpos_h gmax;
+		struct node_scan_use u;
+		long got;
+
+		if (last ? bpos_eq(cur, POS_H_MAX) && i : bpos_cmp(next, cur) <= 0)
+			goto next;
+		/* [cur, next) is in no node (the last: [cur, POS_MAX]) */
+		gmax = last || extents ? next : bpos_before(next);
+		printbuf_reset(&a);
+		printbuf_reset(&b);
+		bch_bpos_to_text(&a, cur);
+		bch_bpos_to_text(&b, gmax);
+		if (!fsck_fix(w->s, PROB_btree_topology,
+			      "btree %s: keys %s to %s are in no node (the pointers to the nodes that held them are lost)",
+			      bch_btree_id_str(id), printbuf_str(&a), printbuf_str(&b)))
+			goto next;
+		got = id == BTREE_ID_ALLOC && !bch_fsck_scan_ran(w->s) ? -1
+			: bch_fsck_scan_fill(c, w->s, id, 0, cur, gmax, &u);
+		printbuf_reset(&used);
+		if (got >= 0)
+			bch_node_scan_use_to_text(&used, &u);
+		if (id == BTREE_ID_ALLOC)
+			fsck_info(w->s, PROB_btree_topology,
+				  "btree alloc: keys %s to %s: the alloc btree is rebuilt from the allocation recount%s%s",
+				  printbuf_str(&a), printbuf_str(&b),
+				  got >= 0 ? "; bucket gens from the node scan: " : "", printbuf_str(&used));
+		else if (got > 0)
+			fsck_info(w->s, PROB_btree_topology,
+				  "btree %s: keys %s to %s: recovered from the node scan: %s",
+				  bch_btree_id_str(id), printbuf_str(&a), printbuf_str(&b), printbuf_str(&used));
+		else
+			fsck_info(w->s, PROB_btree_topology,
+				  "btree %s: keys %s to %s: the node scan found none of them: the range stays empty",
+				  bch_btree_id_str(id), printbuf_str(&a), printbuf_str(&b));
+next:
+		if (last)
+			break;
+		if (bpos_cmp(w->cov[i].max, cur) >= 0) {
+			if (bpos_eq(w->cov[i].max, POS_H_MAX))
+				done = true;
+			else
+				cur = bpos_successor(id, w->cov[i].max);
+		}
+	}
+	printbuf_exit(&a);
+	printbuf_exit(&b);
+	printbuf_exit(&used);
+}
+
+/*
+ * A btree with an interior node that was read but had to be repaired (its
+ * child pointers are suspect: positions and offsets may be damaged, so
+ * that a pointer leads to an older copy of a node, or ranges do not meet)
+ * and whose leaves needed nothing: the leaves are the newest the node
+ * scan finds, and rewriting the damaged tree in place would go through
+ * those pointers again. The whole btree is rebuilt from the scan instead:
+ * its keys laid over it, its root dropped, and the checkpoint after the
+ * node pass builds it from the keys alone. (The old nodes are not
+ * reachable any more; their buckets are free at the next open.)
+ */
+static void rebuild_whole(struct node_walk *w, unsigned id)
+{
+	struct bch_fs *c = w->c;
+	struct printbuf used = PRINTBUF;
+	struct node_scan_use u;
+	long got;
+
+	if (!w->nr_inner_repaired || w->nr_leaves_repaired || id == BTREE_ID_ALLOC ||
+	    !c->roots[id].present || w->s->read_only || !bch_fs_rw(c))
+		return;
+	got = bch_fsck_scan_fill(c, w->s, id, BTREE_ITER_MAX_DEPTH, POS_H_MIN, POS_H_MAX, &u);
+	if (got <= 0)
+		return;
+	c->roots[id].present = false;
+	bch_node_scan_use_to_text(&used, &u);
+	fsck_info(w->s, PROB_btree_node_bset_invalid,
+		  "btree %s: interior nodes damaged (their pointers are not trusted): the whole btree is rebuilt from the node scan: %s",
+		  bch_btree_id_str(id), printbuf_str(&used));
+	printbuf_exit(&used);
 }
 
 static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
@@ -504,6 +759,9 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 		if (c->rw && fixed != s->nr_fixed)
 			bch_btree_cache_exit(c);
 		fixed = s->nr_fixed;
+		memset(w.have_end, 0, sizeof(w.have_end));
+		w.nr_cov = 0;
+		w.nr_inner_repaired = w.nr_leaves_repaired = 0;
 		ret = bch_btree_walk_nodes(c, id, check_node, &w, &err);
 		/* stashed lines whose node was never visited */
 		for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++) {
@@ -518,10 +776,14 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 				.root_level = c->roots[id].level,
 			};
 
-			node_repair(&w, &v);
+			node_repair(&w, &v, POS_H_MIN);
 		}
 		if (ret > 0)
 			ret = 0;
+		if (!ret) {
+			fill_gaps(&w, id);
+			rebuild_whole(&w, id);
+		}
 		if (ret < 0) {
 			if (fsck_fix(s, PROB_btree_root_unreadable, "btree %s: cannot be walked: %s",
 				     bch_btree_id_str(id), bch_err_str(ret)) &&
@@ -531,13 +793,27 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 					.root_level = c->roots[id].level,
 				};
 
-				node_repair(&w, &v);
+				node_repair(&w, &v, POS_H_MIN);
 			}
 			ret = 0;
 		}
 	}
+	/*
+	 * Keys from the node scan are laid over ranges whose nodes the
+	 * iterators may not reach (a child pointer gone, a range that does
+	 * not start where its parent says): the rebuilt btrees go to disk
+	 * now, so that the passes that follow read the keys where they are.
+	 */
+	if (!ret && bch_fsck_scan_nr_filled(s) && !s->read_only && bch_fs_rw(c)) {
+		printbuf_reset(&err);
+		if (bch_fs_checkpoint(c, &err)) {
+			fsck_fix_failed(s, PROB_btree_node_unreadable, printbuf_str(&err));
+			s->read_only = true;
+		}
+	}
 	for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++)
 		printbuf_exit(&w.pending[l]);
+	free(w.cov);
 	printbuf_exit(&err);
 	return ret;
 }
@@ -732,9 +1008,12 @@ static void open_repairs(struct bch_fs *c, struct fsck_state *s)
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv)
 {
-	int ret = 0;
+	int ret;
 
-	open_repairs(c, s);
+	/* lost pointers to nodes: before anything is written (fsck_scan.c) */
+	ret = bch_fsck_scan_start(c, s, progress, priv);
+	if (!ret)
+		open_repairs(c, s);
 
 	for (unsigned i = 0; i < ARRAY_SIZE(fsck_passes) && !ret && !s->cancelled; i++) {
 		if (progress)
@@ -743,5 +1022,6 @@ int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 	}
 	if (progress && !ret)
 		progress(priv, "fsck done");
-	return ret;
+	bch_fsck_scan_exit(s);
+	return ret < 0 ? ret : 0;
 }

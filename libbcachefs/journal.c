@@ -475,6 +475,15 @@ static int scan_bucket(struct jscan *s, unsigned idx, uint64_t *bucket_seq)
 			ret = bucket_ensure(s, off + bytes);
 			if (!ret)
 				ret = bch_jset_verify(j, bytes, &c->key, se.loc, out);
+			/*
+			 * fsck: an intact entry of another version is a bad
+			 * entry like any other (the newest usable prefix of
+			 * the journal is replayed); a mount refuses it.
+			 */
+			if (ret == -BCH_ERR_journal_invalid && c->opts.fsck) {
+				ret = JSET_BAD;
+				se.intact = true;
+			}
 			if (ret < 0) {
 				pr_str(s->err, printbuf_str(&msg));
 				printbuf_exit(&msg);
@@ -662,7 +671,7 @@ int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
 
 /* messages about journal entries, said or not once the replay window is known */
 struct jset_notes {
-	struct jset_note { uint64_t seq; char *msg; struct jset_loc loc; } *v;
+	struct jset_note { uint64_t seq; char *msg; struct jset_loc loc; bool intact; } *v;
 	size_t			nr;
 };
 
@@ -670,7 +679,7 @@ static void jset_note_add(struct jset_notes *n, uint64_t seq, const char *msg,
 			  struct jset_loc loc)
 {
 	n->v = xrealloc(n->v, (n->nr + 1) * sizeof(*n->v));
-	n->v[n->nr++] = (struct jset_note) { seq, xstrdup(msg), loc };
+	n->v[n->nr++] = (struct jset_note) { seq, xstrdup(msg), loc, false };
 }
 
 static void jset_notes_exit(struct jset_notes *n)
@@ -684,6 +693,8 @@ static void jset_notes_exit(struct jset_notes *n)
 struct jread {
 	struct bch_fs		*c;
 	struct printbuf		*err;
+	/* fsck: intact entries past the newest usable one, not replayed (up to this seq) */
+	uint64_t		dropped_end;
 	/* bad entries, judged once the replay window is known */
 	struct jset_notes	bad;
 	/* warnings about valid entries (last_seq > seq), judged the same way */
@@ -711,10 +722,23 @@ static void report_bad_entries(struct jread *r)
 
 	for (size_t i = 0; i < r->bad.nr; i++) {
 		uint64_t seq = r->bad.v[i].seq;
+		const char *msg = r->bad.v[i].msg;
 
 		if (!newest || seq > newest->seq ||
 		    (seq >= newest->last_seq && !have_entry(j, seq))) {
-			pr_str(r->err, r->bad.v[i].msg);
+			if (r->c->opts.fsck && newest && seq > newest->seq) {
+				/* fsck: said with what is done about it */
+				size_t len = strlen(msg);
+
+				if (len && msg[len - 1] == '\n')
+					len--;
+				pr_buf(r->err, "%.*s (not replayed: the journal is used up to entry seq %" PRIu64
+				       ", the newest that can be read)\n", (int)len, msg, newest->seq);
+				if (r->bad.v[i].intact && seq > r->dropped_end)
+					r->dropped_end = seq;
+			} else {
+				pr_str(r->err, msg);
+			}
 			j->nr_errors++;
 		}
 	}
@@ -798,12 +822,21 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 
 	if (se->status == JSET_BAD) {
 		jset_note_add(&r->bad, le64_to_cpu(se->j->seq), se->msg ?: "", se->loc);
+		r->bad.v[r->bad.nr - 1].intact = se->intact;
+		/*
+		 * A new journal must start after it (else it is a torn tail
+		 * again): unverified, so only a seq that may be one.
+		 */
+		if (le64_to_cpu(se->j->seq) < (1ULL << 48) && le64_to_cpu(se->j->seq) > j->max_seq_seen)
+			j->max_seq_seen = le64_to_cpu(se->j->seq);
 		return 0;
 	}
 	if (se->status != JSET_OK)
 		return 0;
 
 	seq = le64_to_cpu(se->j->seq);
+	if (seq > j->max_seq_seen)
+		j->max_seq_seen = seq;
 	/*
 	 * A bucket is written in order: a bad entry before this one in its
 	 * bucket is older than it, whatever its (unverified) seq says; else
@@ -1009,6 +1042,100 @@ static void journal_reset(struct bch_fs *c)
 	bch_overlay_clear(&c->overlay);
 }
 
+void bch_journal_start_fresh(struct journal_state *j, uint64_t seq)
+{
+	struct journal_entry_h *e;
+	struct jset *js;
+
+	for (size_t i = 0; i < j->nr_entries; i++)
+		free(j->entries[i].data);
+	j->entries = xrealloc(j->entries, sizeof(*j->entries));
+	j->nr_entries = 1;
+	e = &j->entries[0];
+	memset(e, 0, sizeof(*e));
+	js = xcalloc(1, sizeof(*js));
+	js->seq = cpu_to_le64(seq);
+	js->version = cpu_to_le32(BCH_JSET_VERSION);
+	js->last_seq = cpu_to_le64(seq);
+	js->read_clock = cpu_to_le16(j->read_clock);
+	js->write_clock = cpu_to_le16(j->write_clock);
+	e->seq = seq;
+	e->last_seq = seq;
+	e->data = js;
+	e->bytes = sizeof(*js);
+	j->seq = seq;
+	/* the first entry written needs nothing older (none is on disk) */
+	j->last_seq = seq + 1;
+}
+
+/*
+ * fsck, no usable entry: no roots, a journal that starts afresh after
+ * every seq seen (the node scan raises it past the journal seqs of the
+ * nodes it finds). Messages and errors as for any read.
+ */
+static int journal_lost(struct bch_fs *c, struct printbuf *err)
+{
+	struct journal_state *j = &c->journal;
+
+	pr_str(err, "journal: no valid journal entries found on any device: the btree roots are lost "
+	       "(fsck -y recovers them by scanning the devices for btree nodes, and starts a new journal)\n");
+	j->nr_errors++;
+	for (unsigned i = 0; i < BCH_NR_BTREES; i++)
+		c->roots[i].present = false;
+	free(j->keys);
+	j->keys = NULL;
+	j->nr_keys = 0;
+	j->lost = true;
+	j->read_clock = j->write_clock = 1;
+	bch_journal_start_fresh(j, j->max_seq_seen);
+	c->nr_errors += j->nr_errors;
+	return 0;
+}
+
+void bch_journal_keys_add(struct journal_state *j, unsigned btree_id,
+			  const struct bkey_ref *keys, size_t nr)
+{
+	struct journal_key *add, *merged;
+	size_t bytes = 0, i, a, b, o;
+	uint8_t *mem, *p;
+
+	if (!nr)
+		return;
+	add = xcalloc(nr, sizeof(*add));
+	for (i = 0; i < nr; i++)
+		bytes += keys[i].v_bytes;
+	p = mem = xmalloc(bytes ?: 1);
+	j->added = xrealloc(j->added, (j->nr_added + 1) * sizeof(*j->added));
+	j->added[j->nr_added++] = mem;
+
+	for (i = 0; i < nr; i++) {
+		add[i] = (struct journal_key) {
+			.btree_id	= btree_id,
+			.k		= keys[i],
+			.seq		= 0,	/* older than anything the journal says */
+			.idx		= (unsigned)i,
+		};
+		add[i].k.v = NULL;
+		if (keys[i].v_bytes) {
+			memcpy(p, keys[i].v, keys[i].v_bytes);
+			add[i].k.v = p;
+			p += keys[i].v_bytes;
+		}
+	}
+	qsort(add, nr, sizeof(*add), journal_key_cmp);
+
+	merged = xmalloc((j->nr_keys + nr) * sizeof(*merged));
+	for (a = b = o = 0; a < j->nr_keys || b < nr;)
+		if (b == nr || (a < j->nr_keys && bch_journal_key_cmp(&j->keys[a], &add[b]) <= 0))
+			merged[o++] = j->keys[a++];
+		else
+			merged[o++] = add[b++];
+	free(j->keys);
+	free(add);
+	j->keys = merged;
+	j->nr_keys = o;
+}
+
 int bch_journal_read(struct bch_fs *c, struct printbuf *err)
 {
 	struct journal_state *j = &c->journal;
@@ -1029,26 +1156,48 @@ int bch_journal_read(struct bch_fs *c, struct printbuf *err)
 	if (ret)
 		goto err;
 
-	if (!j->nr_entries) {
-		pr_str(err, "journal: no valid journal entries found on any device\n");
-		ret = -BCH_ERR_journal_empty;
-		goto err;
-	}
-
 	for (i = 0; i < j->nr_entries; i++)
 		j->nr_errors += bch_jset_validate_entries(j->entries[i].data,
 							  entry_loc(&j->entries[i]), err);
 
-	newest = &j->entries[j->nr_entries - 1];
-	j->seq = newest->seq;
-	j->last_seq = newest->last_seq;
-	j->read_clock = le16_to_cpu(((struct jset *)newest->data)->read_clock);
-	j->write_clock = le16_to_cpu(((struct jset *)newest->data)->write_clock);
+	while (1) {
+		if (!j->nr_entries) {
+			if (c->opts.fsck)
+				return journal_lost(c, err);
+			pr_str(err, "journal: no valid journal entries found on any device\n");
+			ret = -BCH_ERR_journal_empty;
+			goto err;
+		}
+		newest = &j->entries[j->nr_entries - 1];
+		j->seq = newest->seq;
+		j->last_seq = newest->last_seq;
+		j->read_clock = le16_to_cpu(((struct jset *)newest->data)->read_clock);
+		j->write_clock = le16_to_cpu(((struct jset *)newest->data)->write_clock);
 
-	ret = take_roots(c, err);
+		ret = take_roots(c, err);
+		if (!ret || !c->opts.fsck)
+			break;
+		/* fsck: the entry before it, if any, gives the roots */
+		pr_buf(err, "journal: entry seq %" PRIu64 " not replayed (its btree roots cannot be used)%s\n",
+		       newest->seq, j->nr_entries > 1 ? "" : ": no other entry");
+		j->nr_errors++;
+		if (newest->seq > r.dropped_end)
+			r.dropped_end = newest->seq;
+		for (i = 0; i < BCH_NR_BTREES; i++)
+			c->roots[i].present = false;
+		free(newest->data);
+		j->nr_entries--;
+	}
 	if (ret)
 		goto err;
 	collect_blacklists(j);
+	/*
+	 * fsck: intact entries after the newest usable one were not replayed;
+	 * their seqs are blacklisted (the btree node bsets written with them
+	 * are ignored, the next entry written comes after them).
+	 */
+	if (r.dropped_end > j->seq)
+		add_blacklist(j, j->seq + 1, r.dropped_end);
 	check_missing(c, err);
 	collect_keys(j);
 	load_overlay(c);
@@ -1084,6 +1233,9 @@ void bch_journal_free(struct journal_state *j)
 	free(j->entries);
 	free(j->keys);
 	free(j->blacklist);
+	for (i = 0; i < j->nr_added; i++)
+		free(j->added[i]);
+	free(j->added);
 	for (i = 0; i < JOURNAL_MAX_DEVS; i++)
 		free(j->devs[i].bucket_seq);
 	memset(j, 0, sizeof(*j));

@@ -69,6 +69,18 @@ struct journal_state {
 	/* problems found while reading (each with a line in the err printbuf) */
 	unsigned long		nr_errors;
 	bool			read_done;	/* bch_journal_read() ran */
+	/*
+	 * fsck only (bch_fs_opts.fsck): no entry could be used, so the btrees
+	 * have no roots; entries[] holds one empty entry made in memory so
+	 * that a new journal can start after it (bch_journal_start_fresh()).
+	 * The roots are recovered by the node scan (node_scan.h).
+	 */
+	bool			lost;
+	/* newest seq in any entry header seen, usable or bad (below 2^48; 0: none) */
+	uint64_t		max_seq_seen;
+	/* values of the keys added by bch_journal_keys_add() */
+	void			**added;
+	size_t			nr_added;
 
 	/* per device ring state, for the writer (spec 30 §2.3) */
 	struct journal_dev_h {
@@ -93,6 +105,25 @@ struct journal_state {
  */
 int bch_journal_read(struct bch_fs *c, struct printbuf *err);
 void bch_journal_free(struct journal_state *j);
+/*
+ * Lay @nr keys @keys (sorted or not; values are copied) of leaf btree
+ * @btree_id over the btrees like journal keys, but older than every key
+ * read from the journal (seq 0): what fsck recovers from the node scan is
+ * then seen by every iterator, and written into the btrees by the next
+ * checkpoint of the update engine (btree_update.h), which takes the
+ * journal keys as its overlay.
+ */
+void bch_journal_keys_add(struct journal_state *j, unsigned btree_id,
+			  const struct bkey_ref *keys, size_t nr);
+
+/*
+ * Make the journal state of a filesystem whose journal has no usable
+ * entry (j->lost) start afresh after @seq: one empty entry seq @seq in
+ * memory, last_seq @seq + 1, so that the writer's first entry is @seq + 1
+ * and needs nothing older.
+ */
+void bch_journal_start_fresh(struct journal_state *j, uint64_t seq);
+
 /* Is @seq blacklisted (its btree node bsets must be ignored)? */
 bool bch_journal_seq_blacklisted(const struct journal_state *j, uint64_t seq);
 
@@ -124,6 +155,7 @@ struct journal_scan_entry {
 	struct jset		*j;	/* JSET_OK/STALE: decrypted; BAD: raw header */
 	const char		*msg;	/* BAD, during the mount's read: what is wrong */
 	size_t			bytes;	/* jset_bytes (OK/STALE), else 0 */
+	bool			intact;	/* BAD but verified (unknown version): its seq is true */
 };
 
 /*

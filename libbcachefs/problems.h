@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 struct bch_fs;
+struct fsck_scan;
 
 #define PROB_FIXABLE	(1U << 0)	/* a repair exists */
 #define PROB_PREEN	(1U << 1)	/* safe to fix without asking (-p) */
@@ -32,7 +33,7 @@ struct bch_fs;
 	x(journal_entry_bad_csum,	201,	PROB_FIXABLE|PROB_PREEN,	"journal entry has a bad checksum") \
 	x(journal_entry_invalid,	202,	PROB_FIXABLE|PROB_PREEN,	"journal entry is invalid") \
 	x(journal_entries_missing,	203,	PROB_FIXABLE,			"journal entries are missing") \
-	x(journal_empty,		204,	0,				"no valid journal entry") \
+	x(journal_empty,		204,	PROB_FIXABLE,			"no valid journal entry") \
 	x(journal_key_invalid,		205,	PROB_FIXABLE|PROB_PREEN,	"journal key is invalid") \
 	/* btree nodes and topology: 3xx */				\
 	x(btree_node_unreadable,	301,	PROB_FIXABLE,			"btree node cannot be read from any copy") \
@@ -47,6 +48,7 @@ struct bch_fs;
 	x(btree_topology,		310,	PROB_FIXABLE,			"btree node ranges do not match their parent") \
 	x(btree_root_unreadable,	311,	PROB_FIXABLE,			"btree root cannot be read") \
 	x(btree_copy_bad,		312,	PROB_FIXABLE|PROB_PREEN,	"one copy of a btree node is bad; another copy was used") \
+	x(btree_root_missing,		313,	PROB_FIXABLE,			"btree root missing from the journal") \
 	/* allocation and replicas: 4xx */				\
 	x(ptr_gen_stale,		401,	PROB_FIXABLE|PROB_PREEN,	"pointer is stale (bucket gen is newer)") \
 	x(ptr_gen_newer,		402,	PROB_FIXABLE|PROB_PREEN,	"pointer gen is newer than its bucket's") \
@@ -142,6 +144,10 @@ struct fsck_state {
 	/* the filesystem cannot be written: nothing is fixed, whatever the mode */
 	bool			read_only;
 	unsigned long		nr_repair_failed;
+	/* fsck --scan-nodes: scan the devices for btree nodes whatever happens */
+	bool			scan_nodes;
+	/* the node scan of this run (fsck_scan.c), NULL until it is needed */
+	struct fsck_scan	*scan;
 };
 
 void fsck_state_init(struct fsck_state *s, enum fsck_mode mode, const struct fsck_ops *ops);

@@ -16,6 +16,15 @@
  *	Exit 0; 77 = nothing to damage (encrypted, multi-device, no node);
  *	1 = error.
  *
+ *   damage IMAGE SEED --interior
+ *	Damage one random interior node or root (any btree, any level;
+ *	issue 14): a quarter of the seeds zero its magic (the node cannot
+ *	be read, and the node scan does not find it); the others overwrite
+ *	1-8 random bytes anywhere in its bsets, header included, with the
+ *	checksums recomputed (half of the seeds) or not. The leaves stay
+ *	intact: after fsck -y every file must be there as before. Prints
+ *	what was damaged and a RANGE line as above (the node's range).
+ *
  *   damage check ORIG REPAIRED BTREE MIN MAX
  *	Every regular file of ORIG whose inode key and extent keys lie
  *	outside [MIN, MAX] of BTREE (positions INODE:OFFSET; a file is
@@ -67,6 +76,8 @@ static uint64_t rnd_below(uint64_t n)
 
 struct node_info {
 	unsigned	btree_id, level;
+	bool		root;
+	unsigned	written;	/* sectors */
 	struct bpos_h	min, max;
 	unsigned	dev;
 	uint64_t	sector;
@@ -108,6 +119,8 @@ static int collect(void *arg, const struct btree_node_visit *v)
 	ni->max = v->n->max_key;
 	ni->dev = v->n->dev;
 	ni->sector = v->n->sector;
+	ni->root = v->level == v->root_level;
+	ni->written = v->n->written;
 	for (i = 0; i < v->n->nr_bsets && ni->nr_bsets < 64; i++) {
 		const struct btree_bset_info *b = &v->n->bsets[i];
 
@@ -118,6 +131,121 @@ static int collect(void *arg, const struct btree_node_visit *v)
 		ni->bsets[ni->nr_bsets].csum_type = b->csum_type;
 		ni->nr_bsets++;
 	}
+	return 0;
+}
+
+/* Recompute the checksum of every bset of the node at @p that can be found. */
+static void resum_node(uint8_t *p, unsigned node_bytes, unsigned block_bytes)
+{
+	uint64_t seq = get_le64_unaligned(p + offsetof(struct btree_node, keys.seq));
+	unsigned off = 0;
+
+	while (off + sizeof(struct btree_node_entry) <= node_bytes) {
+		size_t hdr = off ? sizeof(struct btree_node_entry) : sizeof(struct btree_node);
+		struct bset *bs = off ? &((struct btree_node_entry *)(p + off))->keys
+				      : &((struct btree_node *)p)->keys;
+		size_t bytes = hdr + (size_t)le16_to_cpu(bs->u64s) * 8;
+		unsigned type = BSET_CSUM_TYPE(bs);
+		struct bch_csum_val csum;
+
+		if ((off && le64_to_cpu(bs->seq) != seq) || off + bytes > node_bytes ||
+		    bch_checksum(type, bch_nonce_btree(off, le64_to_cpu(bs->seq),
+						       le64_to_cpu(bs->journal_seq)),
+				 NULL, p + off + 16, bytes - 16, &csum))
+			break;
+		bch_csum_to_bytes(csum, p + off);
+		off += (unsigned)round_up(bytes, block_bytes);
+	}
+}
+
+/* damage IMAGE SEED --interior (see the top of this file). */
+static int do_damage_interior(const char *img, uint64_t seed)
+{
+	struct bch_fs_opts o = { .read_only = true };
+	struct printbuf err = PRINTBUF;
+	struct bch_fs *c = NULL;
+	struct nodes ns = { 0 };
+	struct node_info *ni;
+	char *devs[1] = { (char *)img };
+	unsigned id, node_bytes, block_bytes, kind, used;
+	size_t nr = 0, pick;
+	uint64_t start;
+	uint8_t *p;
+	int fd, ret;
+
+	rng_state = seed * 0x2545F4914F6CDD1DULL + 7;
+	ret = bch_fs_open(devs, 1, &o, &c, &err);
+	if (ret) {
+		fprintf(stderr, "damage: cannot open %s: %s\n%s", img, bch_err_str(ret),
+			printbuf_str(&err));
+		return 1;
+	}
+	if (c->encrypted || c->nr_devices != 1) {
+		printf("damage: encrypted or multi-device filesystem: skipped\n");
+		bch_fs_close(c);
+		return 77;
+	}
+	for (id = 0; id < BTREE_ID_NR; id++)
+		bch_btree_walk_nodes(c, id, collect, &ns, &err);
+	node_bytes = c->btree_node_size << 9;
+	block_bytes = c->block_size << 9;
+	bch_fs_close(c);
+	printbuf_exit(&err);
+	for (size_t i = 0; i < ns.nr; i++)
+		if (ns.v[i].level || ns.v[i].root)
+			nr++;
+	if (!nr) {
+		printf("damage: no interior node or root\n");
+		return 77;
+	}
+	pick = rnd_below(nr);
+	for (ni = ns.v; !(ni->level || ni->root) || pick--; ni++)
+		;
+	start = ni->sector << 9;
+	used = ni->written ? ni->written << 9 : node_bytes;
+	if (used > node_bytes)
+		used = node_bytes;
+
+	p = malloc(node_bytes);
+	fd = open(img, O_RDWR);
+	if (!p || fd < 0 || pread(fd, p, node_bytes, (off_t)start) != (ssize_t)node_bytes) {
+		fprintf(stderr, "damage: reading the node at byte %" PRIu64 ": %s\n", start,
+			strerror(errno));
+		return 1;
+	}
+	kind = (unsigned)rnd_below(4);
+	printf("damaged: btree %s level %u%s min %" PRIu64 ":%" PRIu64 " max %" PRIu64 ":%" PRIu64
+	       " dev %u sector %" PRIu64 ": %s\n",
+	       bch_btree_id_str(ni->btree_id), ni->level, ni->root ? " (root)" : "",
+	       ni->min.inode, ni->min.offset, ni->max.inode, ni->max.offset, ni->dev, ni->sector,
+	       !kind ? "magic zeroed" : kind == 1 ? "bytes changed, checksums not recomputed"
+					     : "bytes changed, checksums recomputed");
+	if (!kind) {
+		memset(p + offsetof(struct btree_node, magic), 0, 8);
+	} else {
+		unsigned nbytes = 1 + (unsigned)rnd_below(8);
+
+		for (unsigned i = 0; i < nbytes; i++) {
+			size_t at = 16 + rnd_below(used - 16);
+			uint8_t old = p[at];
+
+			p[at] ^= (uint8_t)(1 + rnd_below(255));
+			printf("  node byte %zu (image byte %" PRIu64 "): %02x -> %02x\n",
+			       at, start + at, old, p[at]);
+		}
+		if (kind >= 2)
+			resum_node(p, node_bytes, block_bytes);
+	}
+	if (pwrite(fd, p, node_bytes, (off_t)start) != (ssize_t)node_bytes || fsync(fd)) {
+		fprintf(stderr, "damage: writing the node: %s\n", strerror(errno));
+		return 1;
+	}
+	close(fd);
+	printf("RANGE %s %" PRIu64 ":%" PRIu64 " %" PRIu64 ":%" PRIu64 "\n",
+	       bch_btree_id_str(ni->btree_id), ni->min.inode, ni->min.offset,
+	       ni->max.inode, ni->max.offset);
+	free(p);
+	free(ns.v);
 	return 0;
 }
 
@@ -408,10 +536,13 @@ int main(int argc, char **argv)
 {
 	if (argc == 7 && !strcmp(argv[1], "check"))
 		return do_check(argv[2], argv[3], argv[4], argv[5], argv[6]);
+	if (argc == 4 && !strcmp(argv[3], "--interior"))
+		return do_damage_interior(argv[1], strtoull(argv[2], NULL, 0));
 	if (argc == 3 || argc == 4)
 		return do_damage(argv[1], strtoull(argv[2], NULL, 0),
 				 argc == 4 ? (unsigned)strtoul(argv[3], NULL, 0) : 0);
 	fprintf(stderr, "usage: damage IMAGE SEED [BYTES]\n"
+			"       damage IMAGE SEED --interior\n"
 			"       damage check ORIG REPAIRED BTREE MIN MAX\n");
 	return 2;
 }

@@ -12,6 +12,11 @@ PROFILE is one of:
   interrupt  test_fsck_interrupt.sh: 12 directories, 120 files (empty, up
              to 600 or up to 9000 bytes), xattrs on 20% of them, 10
              symlinks to files of the tree, 10 hard links. PRNG seed 4242.
+  scan       test_fsck_scan.sh: 100 directories dir000..dir099 of 101 files
+             each, fNNN-x.. (NNN 000-100, then NNN % 7 x's): 10100 files of
+             0-6000 bytes (lines of text naming the file: the image
+             compresses well), an xattr user.n on every file whose NNN % 10
+             is not 0, 20 symlinks, 10 hard links. PRNG seed 1414.
 
 The trees only depend on the profile (a fixed-seed random.Random; file data
 is a random 256-byte pattern repeated): every entry, DIR included, gets the
@@ -85,7 +90,31 @@ def interrupt(root):
         os.link(r.choice(files), os.path.join(r.choice(dirs), "h%02d" % i))
 
 
-PROFILES = {"converge": converge, "interrupt": interrupt}
+def scan(root):
+    r = random.Random(1414)
+    files = []
+    n = 0
+    for d in range(100):
+        dp = os.path.join(root, "dir%03d" % d)
+        os.mkdir(dp)
+        for f in range(101):
+            p = os.path.join(dp, "f%03d-%s" % (f, "x" * (f % 7)))
+            size = r.choice([0, 40, 300, 700, 1500, 2600, 4000, 6000])
+            line = ("%s %d\n" % (os.path.relpath(p, root), n)).encode()
+            with open(p, "wb") as fh:
+                fh.write((line * (size // len(line) + 1))[:size])
+            if f % 10:
+                set_xattr(p, "user.n", str(n).encode())
+            if f >= 50:		# never one of the files make-damage-images.sh deletes
+                files.append(p)
+            n += 1
+    for i in range(20):
+        os.symlink(os.path.relpath(r.choice(files), root), os.path.join(root, "dir%03d" % (i * 5), "l%02d" % i))
+    for i in range(10):
+        os.link(r.choice(files), os.path.join(root, "dir%03d" % (i * 10 + 1), "h%02d" % i))
+
+
+PROFILES = {"converge": converge, "interrupt": interrupt, "scan": scan}
 
 if len(sys.argv) != 3 or sys.argv[1] not in PROFILES:
     sys.exit("usage: damage_tree.py {%s} DIR" % "|".join(PROFILES))

@@ -19,7 +19,8 @@
  *   rm-dirent DIR NAME               delete the entry NAME of DIR (wherever it is)
  *   rm-extents INUM                  delete every extent of INUM
  *   dirent DIR NAME INUM DTYPE [OFF] insert a dirent (DTYPE: reg dir lnk chr blk fifo sock or a number)
- *   xattr INUM NAME VALUE [OFF]      insert a user. xattr
+ *   xattr INUM NAME VALUE [OFF]      insert an xattr: "user.NAME" a user one (index 0),
+ *                                    a bare NAME one of index 1 (how the corpus was made)
  *   inode INUM FIELD=VAL...          rewrite an inode: nlink (stored, biased) mode (octal)
  *                                    size sectors flags uid gid str_hash hash_seed,
  *                                    +size_dirty +sectors_dirty (set a flag bit)
@@ -291,7 +292,10 @@ static void op(struct btree_trans *t, char **a, int n)
 		uint64_t inum = inum_arg(a[1]);
 		struct bch_hash_info hi;
 		uint8_t x[1024];
-		size_t bytes = bch_xattr_encode(1, a[2], strlen(a[2]), a[3], strlen(a[3]),
+		/* "user.NAME": index 0 (user); a bare NAME: index 1, as the corpus was made */
+		unsigned type = strncmp(a[2], "user.", 5) ? 1 : 0;
+		const char *name = type ? a[2] : a[2] + 5;
+		size_t bytes = bch_xattr_encode(type, name, strlen(name), a[3], strlen(a[3]),
 						x, sizeof(x));
 		struct bkey_h k = { .type = BCH_XATTR };
 		struct bch_inode_unpacked u;
@@ -303,7 +307,7 @@ static void op(struct btree_trans *t, char **a, int n)
 		else	/* missing inode: any hash will do */
 			bch_hash_info_init(&hi, BCH_STR_HASH_SIPHASH, 0);
 		k.p = POS_H(inum, offset_arg(n == 5 ? a[4] : NULL,
-					     bch_xattr_hash(&hi, 1, a[2], strlen(a[2]))));
+					     bch_xattr_hash(&hi, type, name, strlen(name))));
 		bch_trans_update(t, BTREE_ID_XATTRS, &k, x, (unsigned)bytes);
 	} else if (!strcmp(o, "inode") && n >= 3) {
 		struct bch_inode_unpacked u;
