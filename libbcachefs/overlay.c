@@ -148,8 +148,10 @@ static void ins_at(struct bch_overlay *ov, struct ov_tree *t, struct ov_iter *it
 	struct ov_chunk *c;
 
 	if (!t->nr) {
-		t->size = 16;
-		t->c = xcalloc(t->size, sizeof(*t->c));
+		if (!t->c) {	/* kept when the tree empties again */
+			t->size = 16;
+			t->c = xcalloc(t->size, sizeof(*t->c));
+		}
 		t->c[0] = xcalloc(1, sizeof(*t->c[0]));
 		t->nr = 1;
 		it->ci = it->i = 0;
