@@ -11,6 +11,7 @@
 #include "cmds.h"
 
 #include "libbcachefs/crypto.h"
+#include "libbcachefs/devstack.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/format.h"
 #include "libbcachefs/fs.h"
@@ -212,11 +213,34 @@ static void confirm_overwrite(const char *path, const char *what)
 }
 
 /*
- * Initialise the filesystem just written (spec 10 §5.10): open it read-write
- * with every device and run the first-mount initialisation. The passphrase
- * already read is handed to the open through an anonymous memory file, so
- * it is neither asked for again nor written anywhere.
+ * The same device given twice under two names (./a.img and a.img, a link,
+ * a loop device of the image, a partition and its disk): refused by
+ * identity before anything is opened for writing. Paths that cannot be
+ * examined are reported when they are opened.
  */
+static void check_distinct(const struct mkfs_dev *devs, unsigned nr)
+{
+	struct dev_stack *s = xcalloc(nr, sizeof(*s));
+
+	for (unsigned i = 0; i < nr; i++) {
+		if (dev_stack_get(devs[i].path, -1, &s[i]))
+			s[i].nr = 0;
+		for (unsigned j = 0; j < i; j++)
+			if (dev_stacks_overlap(&s[i], &s[j])) {
+				if (!strcmp(devs[i].path, devs[j].path))
+					cmd_usage_error(cmd_format_usage, "device %s given twice",
+							devs[i].path);
+				cmd_usage_error(cmd_format_usage,
+						"%s and %s are the same device (or one is built on the other)",
+						devs[j].path, devs[i].path);
+			}
+	}
+	for (unsigned i = 0; i < nr; i++)
+		dev_stack_exit(&s[i]);
+	free(s);
+}
+
+/* Progress of --source, on a terminal. */
 static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done)
 {
 	fprintf(stderr, "\rcopying: %" PRIu64 " inodes, %" PRIu64 " MiB%s", files,
@@ -224,6 +248,11 @@ static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done
 }
 
 /*
+ * Initialise the filesystem just written (spec 10 §5.10): open it read-write
+ * with every device and run the first-mount initialisation. The passphrase
+ * already read is handed to the open through an anonymous memory file, so
+ * it is neither asked for again nor written anywhere.
+ *
  * After initialisation failed, what the devices hold now, read back the way
  * every other command would (newest superblock among them): *@state = 0
  * formatted but uninitialised, 1 initialised (the error hit only the last
@@ -511,11 +540,7 @@ int cmd_format(int argc, char *argv[])
 	if (nr > BCH_SB_MEMBERS_MAX)
 		cmd_usage_error(cmd_format_usage, "%u devices given (allowed: at most %u)",
 				nr, BCH_SB_MEMBERS_MAX);
-	for (unsigned i = 0; i < nr; i++)
-		for (unsigned j = 0; j < i; j++)
-			if (!strcmp(devs[i].path, devs[j].path))
-				cmd_usage_error(cmd_format_usage, "device %s given twice",
-						devs[i].path);
+	check_distinct(devs, nr);
 	if ((no_passphrase || passphrase_file) && !opts.encrypted)
 		cmd_usage_error(cmd_format_usage, "%s needs --encrypted",
 				no_passphrase ? "--no_passphrase" : "--passphrase_file");
@@ -599,9 +624,11 @@ int cmd_format(int argc, char *argv[])
 		printbuf_exit(&out);
 	}
 
-	for (unsigned i = 0; i < nr; i++)
-		mkfs_dev_close(&devs[i]);
-
+	/*
+	 * The devices stay open (and held: dev.h) until the filesystem is
+	 * initialised, so no other process gets in between; the open below
+	 * shares their holds.
+	 */
 	if (!no_initialize &&
 	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, source, quiet,
 				     &state, &err))) {
@@ -617,6 +644,8 @@ int cmd_format(int argc, char *argv[])
 	}
 	if (passphrase)
 		bch_passphrase_free(passphrase, passphrase_len);
+	for (unsigned i = 0; i < nr; i++)
+		mkfs_dev_close(&devs[i]);
 
 	free(devs);
 	free(sb);

@@ -4,6 +4,15 @@
  * Every read is bounds-checked against the device size; short reads are
  * errors. Tests can make writes fail after the N-th one (fault injection)
  * by setting BCH_FAULT_WRITES=N in the environment.
+ *
+ * Holding devices: for as long as a device is open, this process holds
+ * an flock(2) on every layer of its stack (devstack.h): the image file,
+ * the device node, a loop device's backing file, the devices under
+ * device-mapper. A read-write open takes them exclusively (and opens a
+ * block device O_EXCL) and fails with BCH_ERR_dev_busy when another
+ * process holds any of them, even when no mount table shows it; a
+ * read-only open shares them, and goes on without them when a writer
+ * holds one (@busy says so). Opens within one process share the holds.
  */
 #ifndef BCH_DEV_H
 #define BCH_DEV_H
@@ -11,6 +20,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "devstack.h"
 
 struct bch_devio {
 	int		fd;
@@ -19,6 +31,9 @@ struct bch_devio {
 	unsigned	block_size;	/* logical block size in bytes */
 	bool		rw;
 	bool		is_blockdev;
+	bool		busy;		/* read-only: another process holds it for writing */
+	unsigned	nr_holds;
+	struct dev_hold	*holds[DEV_STACK_MAX + 1];	/* locks/claims shared with other opens */
 };
 
 enum dev_open_flags {
@@ -28,6 +43,8 @@ enum dev_open_flags {
 
 int dev_open(const char *path, unsigned flags, struct bch_devio **ret);
 void dev_close(struct bch_devio *d);
+/* Does this process hold block device @rdev open O_EXCL? */
+bool dev_claimed_here(dev_t rdev);
 /* Read exactly @len bytes at byte @offset; -EIO / -ERANGE when not possible. */
 int dev_pread(struct bch_devio *d, void *buf, size_t len, uint64_t offset);
 int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset);

@@ -335,9 +335,9 @@ int mkfs_dev_open(struct mkfs_dev *dev, struct printbuf *err)
 
 	ret = dev_open(dev->path, DEV_RW | DEV_EXCL, &dev->io);
 	if (ret) {
-		if (ret == -EBUSY)
-			pr_buf(err, "%s is in use (mounted or held open); refusing to format it",
-			       dev->path);
+		if (bch_err_matches(ret, EBUSY))
+			pr_buf(err, "%s is in use by another process (mounted, or held open); "
+			       "refusing to format it", dev->path);
 		else
 			pr_buf(err, "error opening %s: %s", dev->path, bch_err_str(ret));
 		return ret;

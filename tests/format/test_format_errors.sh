@@ -99,6 +99,15 @@ expect 16 "-x" d.img -f -x d.img
 expect 16 "--label" d.img -f d.img --label
 expect 16 "--discard" d.img -f d.img --discard
 expect 16 "given twice" d.img -f d.img d.img
+# the same device under other names: refused by identity before any write
+ln -f d.img hard.img
+ln -sf d.img soft.img
+expect 16 "d.img and ./d.img are the same device" d.img -f d.img ./d.img
+expect 16 "same device" d.img -f d.img "$WORK/d.img"
+expect 16 "same device" d.img -f d.img hard.img
+expect 16 "same device" d.img -f soft.img d.img
+expect 16 "same device" d.img -f --fs_size=32M d.img --fs_size=32M "$PWD/soft.img"
+rm -f hard.img soft.img
 expect 16 "--no_passphrase" d.img -f --no_passphrase d.img
 expect 16 "device" d.img -f
 expect 16 "device" d.img -f -- 
