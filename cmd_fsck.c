@@ -148,6 +148,21 @@ static int fsck_initialize(char **devs, int nr, struct bch_fs_opts *opts,
 	return ret;
 }
 
+/*
+ * -n, -p (-a) and -y: one of them at most, as in e2fsck (the last one
+ * winning let `fsck -n -y` repair). @prev is the option that set @mode.
+ */
+static enum fsck_mode fsck_mode_opt(enum fsck_mode mode, int opt, int *prev)
+{
+	enum fsck_mode m = opt == 'n' ? FSCK_NO : opt == 'y' ? FSCK_YES : FSCK_PREEN;
+
+	if (*prev && m != mode)
+		cmd_usage_error(cmd_fsck_usage, "-%c and -%c exclude each other: give one of -n, -p and -y",
+				*prev, opt);
+	*prev = opt;
+	return m;
+}
+
 int cmd_fsck(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -160,6 +175,7 @@ int cmd_fsck(int argc, char *argv[])
 	struct fsck_cli cli = { 0 };
 	struct bch_fs_opts opts = { .read_only = true, .degraded = true };
 	enum fsck_mode mode = FSCK_ASK;
+	int mode_opt = 0;
 	struct fsck_state s;
 	struct printbuf err = PRINTBUF;
 	struct bch_fs *c = NULL;
@@ -170,13 +186,9 @@ int cmd_fsck(int argc, char *argv[])
 		switch (opt) {
 		case 'a':
 		case 'p':
-			mode = FSCK_PREEN;
-			break;
 		case 'n':
-			mode = FSCK_NO;
-			break;
 		case 'y':
-			mode = FSCK_YES;
+			mode = fsck_mode_opt(mode, opt, &mode_opt);
 			break;
 		case 'f':
 			break;
