@@ -493,8 +493,8 @@ static unsigned auto_bucket_size(uint64_t size, unsigned bs, unsigned bns)
 int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		  struct printbuf *err)
 {
-	unsigned bs = opts->block_size, bns = opts->btree_node_size;
-	unsigned min_bs = 1, min_bucket = UINT32_MAX;
+	unsigned bs = opts->block_size, bns = opts->btree_node_size, node;
+	unsigned min_bs = 1, min_bucket;
 
 	if (!nr) {
 		pr_str(err, "no devices given");
@@ -537,6 +537,8 @@ int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		return -EINVAL;
 	}
 
+retry:
+	min_bucket = UINT32_MAX;
 	for (unsigned i = 0; i < nr; i++) {
 		struct mkfs_dev *d = &devs[i];
 		uint64_t size = d->opts.fs_size ?: d->dev_size;
@@ -604,11 +606,29 @@ int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		min_bucket = min_t(unsigned, min_bucket, b);
 	}
 
-	if (!bns)
-		bns = rounddown_pow2(min_t(unsigned, MKFS_BTREE_NODE_SIZE_DEFAULT, min_bucket));
+	node = bns ?: rounddown_pow2(min_t(unsigned, MKFS_BTREE_NODE_SIZE_DEFAULT, min_bucket));
+	if (node < MKFS_NODE_MIN_BLOCKS * bs) {
+		/* small buckets: smaller blocks, when the block size is ours to choose */
+		if (!opts->block_size && bs > min_bs) {
+			bs /= 2;
+			goto retry;
+		}
+		pr_str(err, "cannot format: btree nodes of ");
+		pr_bytes_human(err, node);
+		pr_buf(err, " would hold %u block%s of ", node / bs, node / bs == 1 ? "" : "s");
+		pr_bytes_human(err, bs);
+		pr_buf(err, " (need at least %u): ", MKFS_NODE_MIN_BLOCKS);
+		if (bns)
+			pr_str(err, "use a larger --btree_node_size");
+		else if (opts->block_size)
+			pr_str(err, "use a smaller --block_size, or larger buckets (a larger device or --bucket_size)");
+		else
+			pr_str(err, "the devices' block size needs larger buckets (a larger device or --bucket_size)");
+		return -BCH_ERR_format_too_small;
+	}
 
 	opts->block_size = bs;
-	opts->btree_node_size = bns;
+	opts->btree_node_size = node;
 	return 0;
 }
 

@@ -51,6 +51,11 @@ struct printbuf;
 #define MKFS_BTREE_NODE_SIZE_DEFAULT	512	/* sectors (256 KiB), capped by buckets */
 #define MKFS_BUCKET_SIZE_MAX		65535	/* sectors: 16-bit member field */
 #define MKFS_BUCKET_SIZE_AUTO_MAX	2048	/* sectors (1 MiB) */
+/*
+ * A btree node holds its header bset and at least one more: a new root is
+ * an empty bset, then its keys (20 §20.7.6), each starting on a block.
+ */
+#define MKFS_NODE_MIN_BLOCKS		2
 #define MKFS_DISK_GROUPS_MAX		255	/* member GROUP is index + 1 in 8 bits */
 #define MKFS_GROUP_DEPTH_MAX		32	/* printing follows at most 32 parents */
 #define MKFS_SB_AREA_START		8	/* sectors: superblocks live in [8, 264) */
