@@ -92,8 +92,11 @@ const char cmd_format_usage[] =
 "\n"
 "Exit status: 0 formatted, 1 failed (nothing or only earlier devices written;\n"
 "or the superblocks were written but initialising the filesystem failed, which\n"
-"leaves a valid uninitialised filesystem),\n"
+"leaves a valid uninitialised filesystem), 2 formatted, but some xattrs of\n"
+"--source were too large to copy (each is named on standard error),\n"
 "16 usage error.\n";
+
+enum { EXIT_PARTIAL = 2 };
 
 enum {
 	O_btree_node_size = 256,
@@ -260,10 +263,9 @@ static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done
  */
 static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 			     const char *passphrase, size_t passphrase_len,
-			     const char *source, bool quiet, int *state,
+			     struct bch_source_opts *so, bool quiet, int *state,
 			     struct printbuf *err)
 {
-	struct bch_source_opts so = { .dir = source };
 	struct bch_init_opts io = { 0 };
 	char **paths = xcalloc(nr, sizeof(*paths));
 	struct bch_fs_opts fo = { 0 };
@@ -289,11 +291,11 @@ static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 		fo.passphrase_file = pass_path;
 	}
 
-	if (source) {
+	if (so->dir) {
 		io.populate = bch_source_populate;
-		io.populate_priv = &so;
+		io.populate_priv = so;
 		if (!quiet && isatty(STDERR_FILENO))
-			so.progress = source_progress;
+			so->progress = source_progress;
 	}
 	ret = bch_fs_open(paths, nr, &fo, &c, err);
 	if (!ret) {
@@ -331,7 +333,8 @@ int cmd_format(int argc, char *argv[])
 	const char *passphrase_file = NULL, *dev_opt_after_last = NULL, *source = NULL;
 	char *passphrase = NULL;
 	size_t passphrase_len = 0;
-	struct printbuf err = PRINTBUF;
+	struct printbuf err = PRINTBUF, warnings = PRINTBUF;
+	struct bch_source_opts so = { 0 };
 	struct bch_sb *sb = NULL;
 	char namebuf[64];
 	int c, longidx, ret;
@@ -629,8 +632,10 @@ int cmd_format(int argc, char *argv[])
 	 * initialised, so no other process gets in between; the open below
 	 * shares their holds.
 	 */
+	so.dir = source;
+	so.warnings = &warnings;
 	if (!no_initialize &&
-	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, source, quiet,
+	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, &so, quiet,
 				     &state, &err))) {
 		if (passphrase)
 			bch_passphrase_free(passphrase, passphrase_len);
@@ -647,10 +652,16 @@ int cmd_format(int argc, char *argv[])
 	for (unsigned i = 0; i < nr; i++)
 		mkfs_dev_close(&devs[i]);
 
+	/* what --source could not copy, and a status that says so */
+	fputs(printbuf_str(&warnings), stderr);
+	if (so.nr_xattrs_too_big)
+		fprintf(stderr, "bcachefs format: formatted, but %" PRIu64 " xattr%s of %s could not be copied\n",
+			so.nr_xattrs_too_big, so.nr_xattrs_too_big == 1 ? "" : "s", source);
+	printbuf_exit(&warnings);
 	free(devs);
 	free(sb);
 	printbuf_exit(&err);
-	return EXIT_OK;
+	return so.nr_xattrs_too_big ? EXIT_PARTIAL : EXIT_OK;
 fail:
 	if (passphrase)
 		bch_passphrase_free(passphrase, passphrase_len);
