@@ -560,6 +560,8 @@ int cmd_format(int argc, char *argv[])
 			die("--source %s: %s", source,
 			    errno ? strerror(errno) : "not a directory");
 	}
+	if (mkfs_check_config(&opts, devs, nr, &err))
+		bad_value(&err);
 	if (opts.meta_replicas_req > opts.meta_replicas ||
 	    opts.data_replicas_req > opts.data_replicas)
 		cmd_usage_error(cmd_format_usage,
@@ -591,12 +593,6 @@ int cmd_format(int argc, char *argv[])
 	for (unsigned i = 0; i < nr; i++)
 		if ((ret = mkfs_dev_open(&devs[i], &err)))
 			goto fail;
-
-	if (opts.data_replicas > nr || opts.meta_replicas > nr)
-		fprintf(stderr, "bcachefs format: warning: %u replicas wanted but only %u "
-			"device%s: writes will be degraded\n",
-			max_t(unsigned, opts.data_replicas, opts.meta_replicas), nr,
-			nr > 1 ? "s" : "");
 
 	if ((ret = mkfs_geometry(&opts, devs, nr, &err)) ||
 	    (ret = mkfs_build_sb(&opts, devs, nr, &sb, &err)) ||

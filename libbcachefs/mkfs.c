@@ -310,6 +310,50 @@ int mkfs_check_label(const char *opt, const char *label, struct printbuf *err)
 	return 0;
 }
 
+/* ---- the configuration as a whole --------------------------------------- */
+
+int mkfs_check_config(const struct mkfs_opts *opts, const struct mkfs_dev *devs,
+		      unsigned nr, struct printbuf *err)
+{
+	static const struct { unsigned type; const char *what, *name; bool meta; } types[] = {
+		{ BCH_DATA_JOURNAL,	"the journal",	"journal",	true },
+		{ BCH_DATA_BTREE,	"btree nodes",	"btree",	true },
+		{ BCH_DATA_USER,	"file data",	"data",		false },
+	};
+
+	for (unsigned t = 0; t < ARRAY_SIZE(types); t++) {
+		unsigned want = types[t].meta ? opts->meta_replicas : opts->data_replicas;
+		unsigned have = 0, nr_devs = 0;
+
+		for (unsigned i = 0; i < nr; i++)
+			if ((devs[i].opts.data_allowed & (1U << types[t].type)) &&
+			    devs[i].opts.durability) {
+				have += devs[i].opts.durability;
+				nr_devs++;
+			}
+		if (!nr_devs) {
+			pr_buf(err, "no device can hold %s: ", types[t].what);
+			for (unsigned i = 0; i < nr; i++) {
+				pr_buf(err, "%s%s has ", i ? ", " : "", devs[i].path);
+				if (!devs[i].opts.durability)
+					pr_str(err, "--durability=0 (a cache)");
+				else
+					pr_buf(err, "--data_allowed without %s", types[t].name);
+			}
+			return -EINVAL;
+		}
+		if (have < want) {
+			pr_buf(err, "%u %s replicas wanted (--%s), but the device%s that can hold %s "
+			       "give%s a durability of %u: add devices, or want fewer replicas",
+			       want, types[t].meta ? "metadata" : "data",
+			       types[t].meta ? "metadata_replicas or --replicas" : "data_replicas or --replicas",
+			       nr_devs == 1 ? "" : "s", types[t].what, nr_devs == 1 ? "s" : "", have);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* ---- devices ------------------------------------------------------------ */
 
 int mkfs_dev_open(struct mkfs_dev *dev, struct printbuf *err)

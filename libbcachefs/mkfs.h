@@ -157,6 +157,16 @@ int mkfs_check_group_path(const char *opt, const char *path, struct printbuf *er
 /* Label: at most 32 bytes. */
 int mkfs_check_label(const char *opt, const char *label, struct printbuf *err);
 
+/*
+ * The configuration can hold what it must, checked before any device is
+ * opened: for the journal, btree nodes and file data, some device allows
+ * it (--data_allowed) with a durability above 0, and the durability of
+ * those devices together reaches the wanted replicas (a device counts
+ * once, with its durability). -EINVAL (a usage error) saying why.
+ */
+int mkfs_check_config(const struct mkfs_opts *opts, const struct mkfs_dev *devs,
+		      unsigned nr, struct printbuf *err);
+
 /* ---- devices ------------------------------------------------------------ */
 
 /*

@@ -109,6 +109,13 @@ expect 16 "same device" d.img -f soft.img d.img
 expect 16 "same device" d.img -f --fs_size=32M d.img --fs_size=32M "$PWD/soft.img"
 rm -f hard.img soft.img
 expect 16 "--no_passphrase" d.img -f --no_passphrase d.img
+# configurations that cannot hold what they must (refused before writing)
+expect 16 "no device can hold the journal: d.img has --durability=0" d.img -f --durability=0 d.img
+expect 16 "no device can hold btree nodes: d.img has --data_allowed without btree" d.img -f --data_allowed=journal d.img
+expect 16 "no device can hold file data" d.img -f --data_allowed=journal,btree d.img
+expect 16 "2 metadata replicas wanted" d.img -f --replicas=2 d.img
+expect 16 "2 data replicas wanted" d.img -f --data_replicas=2 d.img
+expect 16 "3 metadata replicas wanted" d.img -f --metadata_replicas=3 --durability=2 d.img
 expect 16 "device" d.img -f
 expect 16 "device" d.img -f -- 
 

@@ -72,10 +72,8 @@ printf 'secret\n' | "$BCACHEFS" format -q -f --encrypted e.img > out 2>&1 ||
 	echo "ok   --force --no_initialize -- a.img" ||
 	{ echo "FAIL --force"; cat out; fail=1; }
 
-# 5. more replicas than devices: formatted, with a warning
-"$BCACHEFS" format -q -f --replicas=2 a.img > out 2> err ||
-	{ echo "FAIL --replicas=2 on one device"; cat err; fail=1; }
-grep -q warning err && echo "ok   warning: $(cat err)" ||
-	{ echo "FAIL no warning for replicas > devices"; fail=1; }
+# 5. replicas from durability: one device of durability 2 holds 2 replicas
+"$BCACHEFS" format -q -f --replicas=2 --durability=2 a.img > out 2> err ||
+	{ echo "FAIL --replicas=2 on one device of durability 2"; cat err; fail=1; }
 
 exit $fail
