@@ -268,6 +268,11 @@ int mkfs_parse_uuid(const char *opt, const char *arg, uint8_t uuid[16], struct p
 		       opt, arg);
 		return -EINVAL;
 	}
+	if (uuid_is_null(u)) {
+		pr_buf(err, "%s: the nil uuid (all zero) is not a filesystem uuid "
+		       "(leave %s out for a random one)", opt, opt);
+		return -EINVAL;
+	}
 	memcpy(uuid, u, 16);
 	return 0;
 }

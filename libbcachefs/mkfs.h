@@ -149,7 +149,7 @@ int mkfs_parse_data_allowed(const char *opt, const char *arg, unsigned *ret, str
 /* Decimal in [min, max]. */
 int mkfs_parse_uint(const char *opt, const char *arg, unsigned min, unsigned max,
 		    unsigned *ret, struct printbuf *err);
-/* 36-character uuid text; all zero means "generate". */
+/* 36-character uuid text; the nil uuid (all zero) is refused. */
 int mkfs_parse_uuid(const char *opt, const char *arg, uint8_t uuid[16], struct printbuf *err);
 /* A disk group path: components of 1..32 bytes separated by '.', one
  * trailing '.' allowed, at most MKFS_GROUP_DEPTH_MAX deep. */

@@ -81,6 +81,8 @@ done
 expect 16 "--error_action" d.img -f --error_action=ignore d.img
 expect 16 "-e" d.img -f -e foo d.img
 expect 16 "-U" d.img -f -U not-a-uuid d.img
+expect 16 "--uuid: the nil uuid" d.img -f --uuid=00000000-0000-0000-0000-000000000000 d.img
+expect 16 "-U: the nil uuid" d.img -f -U 00000000-0000-0000-0000-000000000000 d.img
 expect 16 "--uuid" d.img -f --uuid=01234567-89ab-cdef-0123-456789abcdeg d.img
 for a in foo '' journal, cached ,btree; do
 	expect 16 "--data_allowed" d.img -f "--data_allowed=$a" d.img

@@ -470,6 +470,7 @@ static void test_parse(void **state)
 	assert_int_equal(u[0], 0x01);
 	assert_int_equal(u[15], 0xef);
 	assert_int_equal(mkfs_parse_uuid("x", "0123", u, &err), -EINVAL);
+	assert_int_equal(mkfs_parse_uuid("x", "00000000-0000-0000-0000-000000000000", u, &err), -EINVAL);
 	assert_int_equal(mkfs_check_group_path("x", "a.b.", &err), 0);
 	assert_int_equal(mkfs_check_group_path("x", "a..b", &err), -EINVAL);
 	assert_int_equal(mkfs_check_group_path("x", "", &err), -EINVAL);
