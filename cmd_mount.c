@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -107,6 +108,7 @@ int cmd_mount(int argc, char *argv[])
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
+	struct stat mnt_st;
 	unsigned nr_devs = 0;
 	bool foreground = false;
 	int opt, ret, code = EXIT_FAIL;
@@ -190,6 +192,10 @@ int cmd_mount(int argc, char *argv[])
 	/* absolute: the daemon changes to "/" and unmounts by this name */
 	if (realpath(mountpoint, mnt_real))
 		mountpoint = mnt_real;
+	errno = 0;
+	if (stat(mountpoint, &mnt_st) || !S_ISDIR(mnt_st.st_mode))
+		die("mount point %s: %s; nothing mounted", argv[optind + 1],
+		    errno ? strerror(errno) : "not a directory");
 
 	/* the devices; the mount's source names them by real path, joined by ':' */
 	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
