@@ -5,6 +5,7 @@
  */
 #include "cmds.h"
 
+#include <getopt.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -46,20 +47,49 @@ noreturn void cmd_help(const char *usage)
 	exit(EXIT_OK);
 }
 
+const char *bch_cmd_name = "bcachefs";
+
 noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
 {
+	char *msg = NULL;
 	va_list args;
+	size_t len;
 
-	fputs("bcachefs: ", stderr);
+	(void)usage;
+	fflush(stdout);
 	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
+	if (vasprintf(&msg, fmt, args) < 0)
+		msg = NULL;
 	va_end(args);
-	fputc('\n', stderr);
-	/* first line of the usage text says how to call it */
-	const char *nl = strchr(usage, '\n');
-	fprintf(stderr, "%.*s\nTry '--help' for more information.\n",
-		nl ? (int)(nl - usage) : (int)strlen(usage), usage);
+	/* one line: what is wrong, then where to look */
+	len = msg ? strlen(msg) : 0;
+	while (len && msg[len - 1] == '\n')
+		msg[--len] = '\0';
+	for (size_t i = 0; i < len; i++)
+		if (msg[i] == '\n')
+			msg[i] = ' ';
+	fprintf(stderr, "%s: %s\nTry '%s --help' for more information.\n",
+		bch_cmd_name, msg ?: "usage error", bch_cmd_name);
+	free(msg);
 	exit(EXIT_USAGE);
+}
+
+noreturn void cmd_bad_option(const char *usage, int opt, char *argv[])
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
+
+	if (arg && !strncmp(arg, "--", 2)) {
+		int len = (int)strcspn(arg, "=");
+
+		if (opt == ':')
+			cmd_usage_error(usage, "option '%.*s' needs a value", len, arg);
+		if (optopt && arg[len])
+			cmd_usage_error(usage, "option '%.*s' takes no value", len, arg);
+		cmd_usage_error(usage, "unknown or ambiguous option '%.*s'", len, arg);
+	}
+	if (opt == ':')
+		cmd_usage_error(usage, "option '-%c' needs a value", optopt);
+	cmd_usage_error(usage, "unknown option '-%c'", optopt);
 }
 
 noreturn void die_code(int code, const char *fmt, ...)
@@ -100,6 +130,10 @@ static void usage(FILE *f)
 
 static int run(const struct bch_cmd *c, int argc, char *argv[])
 {
+	static char name[64];
+
+	snprintf(name, sizeof(name), "bcachefs %s", c->name);
+	bch_cmd_name = name;
 	fflush(NULL);
 	return c->fn(argc, argv);
 }
@@ -110,10 +144,10 @@ int main(int argc, char *argv[])
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	if (!strcmp(prog, "mkfs.bcachefs"))
-		return cmd_format(argc, argv);
-	if (!strcmp(prog, "fsck.bcachefs"))
-		return cmd_fsck(argc, argv);
+	if (!strcmp(prog, "mkfs.bcachefs") || !strcmp(prog, "fsck.bcachefs")) {
+		bch_cmd_name = prog;
+		return prog[0] == 'm' ? cmd_format(argc, argv) : cmd_fsck(argc, argv);
+	}
 
 	if (argc < 2) {
 		fprintf(stderr, "bcachefs: missing command\n");
@@ -147,13 +181,10 @@ int main(int argc, char *argv[])
 		const char *sp = strchr(commands[i].name, ' ');
 		if (sp && strlen(argv[1]) == (size_t)(sp - commands[i].name) &&
 		    !strncmp(argv[1], commands[i].name, sp - commands[i].name)) {
-			fprintf(stderr, "bcachefs: %s: %s\n", argv[1],
-				argc < 3 ? "missing subcommand" : "unknown subcommand");
-			usage(stderr);
-			return EXIT_USAGE;
+			if (argc < 3)
+				cmd_usage_error("", "%s: missing subcommand", argv[1]);
+			cmd_usage_error("", "unknown command '%s %s'", argv[1], argv[2]);
 		}
 	}
-	fprintf(stderr, "bcachefs: unknown command '%s'\n", argv[1]);
-	usage(stderr);
-	return EXIT_USAGE;
+	cmd_usage_error("", "unknown command '%s'", argv[1]);
 }

@@ -573,7 +573,7 @@ int cmd_extract(int argc, char *argv[])
 	uint64_t inum;
 	int opt, ret, pfd, nr_devs;
 
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'P':
 			fo.passphrase_file = optarg;
@@ -588,7 +588,7 @@ int cmd_extract(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_extract_usage);
 		default:
-			cmd_usage_error(cmd_extract_usage, "unknown option");
+			cmd_bad_option(cmd_extract_usage, opt, argv);
 		}
 	}
 	nr_devs = argc - optind - 2;

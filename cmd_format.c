@@ -512,14 +512,8 @@ int cmd_format(int argc, char *argv[])
 			break;
 		case 'h':
 			cmd_help(cmd_format_usage);
-		case ':':
-			cmd_usage_error(cmd_format_usage, "option '%s' needs a value",
-					argv[optind - 1]);
 		default:
-			if (optopt)
-				cmd_usage_error(cmd_format_usage, "unknown option '-%c'", optopt);
-			cmd_usage_error(cmd_format_usage, "unknown or ambiguous option '%s'",
-					argv[optind - 1]);
+			cmd_bad_option(cmd_format_usage, c, argv);
 		}
 	}
 	/* words after "--" are devices too */
@@ -534,7 +528,7 @@ int cmd_format(int argc, char *argv[])
 	}
 
 	if (!nr)
-		cmd_usage_error(cmd_format_usage, "please supply a device");
+		cmd_usage_error(cmd_format_usage, "no device given");
 	if (dev_opt_after_last)
 		cmd_usage_error(cmd_format_usage,
 				"%s after the last device applies to no device "

@@ -182,7 +182,7 @@ int cmd_fsck(int argc, char *argv[])
 	int opt, ret, code, code_extra = 0;
 
 	bch_heap_tune();
-	while ((opt = getopt_long(argc, argv, "apnyfvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":apnyfvh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'a':
 		case 'p':
@@ -205,15 +205,13 @@ int cmd_fsck(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_fsck_usage);
 		default:
-			exit(FSCK_EXIT_USAGE);
+			cmd_bad_option(cmd_fsck_usage, opt, argv);
 		}
 	argc -= optind;
 	argv += optind;
 
-	if (!argc) {
-		fprintf(stderr, "bcachefs fsck: no device given\n%s", "Usage: bcachefs fsck [OPTION]... DEVICE...\n");
-		return FSCK_EXIT_USAGE;
-	}
+	if (!argc)
+		cmd_usage_error(cmd_fsck_usage, "no device given");
 	if (mode == FSCK_ASK && !isatty(STDIN_FILENO)) {
 		/* nobody to ask: behave like -n, and say so */
 		fprintf(stderr, "bcachefs fsck: standard input is not a terminal: checking only (use -p or -y to repair)\n");

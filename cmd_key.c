@@ -80,13 +80,6 @@ const char cmd_remove_passphrase_usage[] =
 
 enum { EXIT_UNLOCKED = 2 };
 
-noreturn static void bad_option(const char *usage, char *argv[])
-{
-	if (optopt)
-		cmd_usage_error(usage, "unknown option '-%c'", optopt);
-	cmd_usage_error(usage, "unknown option '%s'", argv[optind - 1]);
-}
-
 /* ---- unlock --------------------------------------------------------------- */
 
 static int parse_keyring(const char *s, enum bch_keyring *ring)
@@ -188,11 +181,8 @@ int cmd_unlock(int argc, char *argv[])
 			break;
 		case 'h':
 			cmd_help(cmd_unlock_usage);
-		case ':':
-			cmd_usage_error(cmd_unlock_usage, "option '%s' needs an argument",
-					argv[optind - 1]);
 		default:
-			bad_option(cmd_unlock_usage, argv);
+			cmd_bad_option(cmd_unlock_usage, opt, argv);
 		}
 	}
 	if (optind >= argc)
@@ -293,10 +283,10 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 	int opt, ret, status = EXIT_FAIL;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (opt == 'h')
 			cmd_help(usage);
-		bad_option(usage, argv);
+		cmd_bad_option(usage, opt, argv);
 	}
 	if (optind >= argc)
 		cmd_usage_error(usage, "no device given");

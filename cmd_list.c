@@ -293,7 +293,7 @@ static void list_parse(int argc, char *argv[], struct list_opts *o,
 	uint64_t inode;
 	int opt, id;
 
-	while ((opt = getopt_long(argc, argv, "b:s:e:i:m:fvh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":b:s:e:i:m:fvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			id = bch_btree_id_parse(optarg);
@@ -333,7 +333,7 @@ static void list_parse(int argc, char *argv[], struct list_opts *o,
 		case 'h':
 			cmd_help(cmd_list_usage);
 		default:
-			cmd_usage_error(cmd_list_usage, "unknown option");
+			cmd_bad_option(cmd_list_usage, opt, argv);
 		}
 	}
 	if (optind >= argc)

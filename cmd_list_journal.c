@@ -310,7 +310,7 @@ int cmd_list_journal(int argc, char *argv[])
 	bool all = false;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":ah", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			all = true;
@@ -324,11 +324,11 @@ int cmd_list_journal(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_list_journal_usage);
 		default:
-			cmd_usage_error(cmd_list_journal_usage, "invalid option");
+			cmd_bad_option(cmd_list_journal_usage, opt, argv);
 		}
 	}
 	if (optind >= argc)
-		cmd_usage_error(cmd_list_journal_usage, "Please supply device(s)");
+		cmd_usage_error(cmd_list_journal_usage, "no device given");
 
 	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &opts, &l.c, &l.err);
 	if (ret) {

@@ -113,7 +113,7 @@ int cmd_mount(int argc, char *argv[])
 	bool foreground = false;
 	int opt, ret, code = EXIT_FAIL;
 
-	while ((opt = getopt_long(argc, argv, "o:fvh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': {
 			char *o = xstrdup(optarg), *s2 = NULL;
@@ -138,12 +138,8 @@ int cmd_mount(int argc, char *argv[])
 					char *e;
 					unsigned long v = strtoul(t + 9, &e, 10);
 
-					if (*e || !v || v > UINT_MAX) {
-						fprintf(stderr, "bcachefs: -o %s: not a size in bytes\n", t);
-						free(o);
-						printbuf_exit(&fuse_opts);
-						return EXIT_USAGE;
-					}
+					if (*e || !v || v > UINT_MAX)
+						cmd_usage_error(cmd_mount_usage, "-o %s: not a size in bytes", t);
 					bo.max_read = (unsigned)v;
 					continue;
 				}
@@ -158,10 +154,7 @@ int cmd_mount(int argc, char *argv[])
 					continue;
 				}
 				if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8)) {
-					fprintf(stderr, "bcachefs: -o %s: the source and type of the mount are set by bcachefs\n", t);
-					free(o);
-					printbuf_exit(&fuse_opts);
-					return EXIT_USAGE;
+					cmd_usage_error(cmd_mount_usage, "-o %s: the source and type of the mount are set by bcachefs", t);
 				}
 				if (fuse_opts.pos)
 					pr_char(&fuse_opts, ',');
@@ -182,7 +175,7 @@ int cmd_mount(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_mount_usage);
 		default:
-			cmd_usage_error(cmd_mount_usage, "unknown option");
+			cmd_bad_option(cmd_mount_usage, opt, argv);
 		}
 	}
 	if (argc - optind != 2)
@@ -201,11 +194,8 @@ int cmd_mount(int argc, char *argv[])
 	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
 		char real[PATH_MAX];
 
-		if (nr_devs >= BCH_FS_MAX_DEVS) {
-			fprintf(stderr, "bcachefs: more than %u devices\n", BCH_FS_MAX_DEVS);
-			code = EXIT_USAGE;
-			goto out;
-		}
+		if (nr_devs >= BCH_FS_MAX_DEVS)
+			cmd_usage_error(cmd_mount_usage, "more than %u devices", BCH_FS_MAX_DEVS);
 		devs = xrealloc(devs, (nr_devs + 1) * sizeof(*devs));
 		devs[nr_devs++] = tok;
 		if (!realpath(tok, real)) {
@@ -220,11 +210,8 @@ int cmd_mount(int argc, char *argv[])
 			goto out;
 		}
 	}
-	if (!nr_devs) {
-		fprintf(stderr, "bcachefs: no device given in \"%s\"\n", argv[optind]);
-		code = EXIT_USAGE;
-		goto out;
-	}
+	if (!nr_devs)
+		cmd_usage_error(cmd_mount_usage, "no device given in \"%s\"", argv[optind]);
 
 	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
 	if (ret) {

@@ -45,7 +45,7 @@ static unsigned parse_fields(const char *arg)
 		t = bch_sb_field_type_parse(tok);
 		if (t < 0)
 			cmd_usage_error(cmd_show_super_usage,
-					"show-super: bad superblock field '%s' (known: journal, members, crypt, replicas, quota, disk_groups, all)",
+					"bad superblock field '%s' (known: journal, members, crypt, replicas, quota, disk_groups, all)",
 					tok);
 		flags |= 1U << t;
 	}
@@ -85,7 +85,7 @@ int cmd_show_super(int argc, char *argv[])
 	int opt, ret;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "f:lh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":f:lh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'f':
 			flags = (flags & BCH_SB_PRINT_LAYOUT) | parse_fields(optarg);
@@ -99,14 +99,13 @@ int cmd_show_super(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_show_super_usage);
 		default:
-			cmd_usage_error(cmd_show_super_usage, "show-super: unknown option '%s'",
-					argv[optind - 1]);
+			cmd_bad_option(cmd_show_super_usage, opt, argv);
 		}
 
 	if (optind >= argc)
-		cmd_usage_error(cmd_show_super_usage, "show-super: please supply a device");
+		cmd_usage_error(cmd_show_super_usage, "no device given");
 	if (argc - optind > 1)
-		cmd_usage_error(cmd_show_super_usage, "show-super: too many arguments");
+		cmd_usage_error(cmd_show_super_usage, "too many arguments: one device only");
 	path = argv[optind];
 
 	ret = dev_open(path, 0, &io);

@@ -42,9 +42,20 @@ BCH_COMMANDS()
 
 /* Print @usage on stdout and exit 0 (for -h/--help). */
 noreturn void cmd_help(const char *usage);
-/* Print "bcachefs <cmd>: <msg>" on stderr, then a hint, and exit 16 (usage error). */
+/* The command as called, for messages: "bcachefs fsck", "mkfs.bcachefs". */
+extern const char *bch_cmd_name;
+/*
+ * A usage error: "<command>: <msg>" on stderr (one line), then "Try
+ * '<command> --help' for more information.", and exit 16. The same for
+ * every command.
+ */
 noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * getopt_long() returned '?' or ':' (@opt; optstrings start with ':' so
+ * that getopt prints nothing): the usage error naming the option.
+ */
+noreturn void cmd_bad_option(const char *usage, int opt, char *argv[]);
 /* Print "bcachefs: <msg>" on stderr and exit with @code. */
 noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
