@@ -128,6 +128,19 @@ static void usage(FILE *f)
 	fputs("\nRun 'bcachefs <command> --help' for the options of a command.\n", f);
 }
 
+/* bcachefs help CMD [SUBCMD]: that command's --help. */
+static noreturn void help_command(int argc, char *argv[])
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%s%s", argv[0], argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name) ||
+		    (!strchr(commands[i].name, ' ') && !strcmp(commands[i].name, argv[0])))
+			cmd_help(commands[i].usage);
+	cmd_usage_error("", "help: unknown command '%s'", name);
+}
+
 static int run(const struct bch_cmd *c, int argc, char *argv[])
 {
 	static char name[64];
@@ -154,6 +167,8 @@ int main(int argc, char *argv[])
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (!strcmp(argv[1], "help") && argc > 2)
+		help_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return EXIT_OK;

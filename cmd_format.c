@@ -75,6 +75,7 @@ const char cmd_format_usage[] =
 "      --source=DIR               Copy the tree under DIR into the new filesystem\n"
 "                                 (DIR becomes its root directory)\n"
 "  -q, --quiet                    Print only errors\n"
+"  -V, --version                  Print the version and exit\n"
 "  -h, --help                     Print this help and exit\n"
 "\n"
 "Device options (they apply to every device that follows, until changed):\n"
@@ -173,6 +174,7 @@ static const struct option format_opts[] = {
 	{ "data_allowed",		required_argument, NULL, O_data_allowed },
 	{ "durability",			required_argument, NULL, O_durability },
 	{ "quiet",			no_argument,	   NULL, 'q' },
+	{ "version",			no_argument,	   NULL, 'V' },
 	{ "help",			no_argument,	   NULL, 'h' },
 	{ NULL }
 };
@@ -345,7 +347,7 @@ int cmd_format(int argc, char *argv[])
 	opterr = 0;	/* we report unknown options ourselves, as usage errors */
 	optind = 1;
 	while (longidx = -1,
-	       (c = getopt_long(argc, argv, "-:b:e:L:U:fg:t:qh", format_opts, &longidx)) != -1) {
+	       (c = getopt_long(argc, argv, "-:b:e:L:U:fg:t:qVh", format_opts, &longidx)) != -1) {
 		const char *name = opt_name(c, longidx, namebuf, sizeof(namebuf));
 
 		switch (c) {
@@ -512,6 +514,8 @@ int cmd_format(int argc, char *argv[])
 			break;
 		case 'h':
 			cmd_help(cmd_format_usage);
+		case 'V':
+			cmd_print_version();
 		default:
 			cmd_bad_option(cmd_format_usage, c, argv);
 		}

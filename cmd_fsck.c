@@ -43,6 +43,7 @@ const char cmd_fsck_usage[] =
 	"      --json             print a JSON summary of the problems found on stdout\n"
 	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 	"                         from FILE (- for standard input)\n"
+	"  -V, --version          display the version and exit\n"
 	"  -h, --help             display this help and exit\n"
 	"\n"
 	"Without -n, -p or -y, fsck asks before each repair (y = yes, n = no,\n"
@@ -169,6 +170,7 @@ int cmd_fsck(int argc, char *argv[])
 		{ "json",		no_argument,		NULL, 'J' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
 		{ "passphrase_file",	required_argument,	NULL, 'P' },
+		{ "version",		no_argument,		NULL, 'V' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -182,7 +184,7 @@ int cmd_fsck(int argc, char *argv[])
 	int opt, ret, code, code_extra = 0;
 
 	bch_heap_tune();
-	while ((opt = getopt_long(argc, argv, ":apnyfvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":apnyfvVh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'a':
 		case 'p':
@@ -204,6 +206,8 @@ int cmd_fsck(int argc, char *argv[])
 			break;
 		case 'h':
 			cmd_help(cmd_fsck_usage);
+		case 'V':
+			cmd_print_version();
 		default:
 			cmd_bad_option(cmd_fsck_usage, opt, argv);
 		}

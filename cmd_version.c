@@ -3,6 +3,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #ifndef BCACHEFS_VERSION
 #define BCACHEFS_VERSION "0.1"
@@ -13,6 +14,12 @@ const char cmd_version_usage[] =
 	"Print the version of this tool.\n"
 	"\n"
 	"  -h, --help             display this help and exit\n";
+
+noreturn void cmd_print_version(void)
+{
+	printf("bcachefs-tools %s (on-disk format: superblock version 9)\n", BCACHEFS_VERSION);
+	exit(fflush(stdout) ? EXIT_FAIL : EXIT_OK);
+}
 
 int cmd_version(int argc, char *argv[])
 {
@@ -29,6 +36,5 @@ int cmd_version(int argc, char *argv[])
 	}
 	if (optind < argc)
 		cmd_usage_error(cmd_version_usage, "unexpected argument '%s'", argv[optind]);
-	printf("bcachefs-tools %s (on-disk format: superblock version 9)\n", BCACHEFS_VERSION);
-	return 0;
+	cmd_print_version();
 }

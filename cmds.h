@@ -40,6 +40,8 @@
 BCH_COMMANDS()
 #undef x
 
+/* Print the version on stdout and exit 0 (for version, -V/--version). */
+noreturn void cmd_print_version(void);
 /* Print @usage on stdout and exit 0 (for -h/--help). */
 noreturn void cmd_help(const char *usage);
 /* The command as called, for messages: "bcachefs fsck", "mkfs.bcachefs". */
