@@ -558,6 +558,7 @@ int cmd_extract(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "ignore-errors",	no_argument,		NULL, 'i' },
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },

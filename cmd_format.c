@@ -55,7 +55,7 @@ const char cmd_format_usage[] =
 "      --promote_target=TARGET    Device or disk group to cache reads on\n"
 "      --encrypted                Encrypt the filesystem (ChaCha20/Poly1305); asks\n"
 "                                 for a passphrase\n"
-"      --passphrase_file=FILE     Read the passphrase from the first line of FILE\n"
+"      --passphrase-file=FILE     Read the passphrase from the first line of FILE\n"
 "      --no_passphrase            Store the encryption key unencrypted\n"
 "  -e, --error_action=(continue|remount-ro|panic)   default remount-ro\n"
 "      --gc_reserve_percent=N     5-20, default 8\n"
@@ -151,6 +151,7 @@ static const struct option format_opts[] = {
 	{ "background_target",		required_argument, NULL, O_background_target },
 	{ "promote_target",		required_argument, NULL, O_promote_target },
 	{ "encrypted",			no_argument,	   NULL, O_encrypted },
+	{ "passphrase-file",		required_argument, NULL, O_passphrase_file },
 	{ "passphrase_file",		required_argument, NULL, O_passphrase_file },
 	{ "no_passphrase",		no_argument,	   NULL, O_no_passphrase },
 	{ "error_action",		required_argument, NULL, 'e' },
@@ -544,10 +545,10 @@ int cmd_format(int argc, char *argv[])
 	check_distinct(devs, nr);
 	if ((no_passphrase || passphrase_file) && !opts.encrypted)
 		cmd_usage_error(cmd_format_usage, "%s needs --encrypted",
-				no_passphrase ? "--no_passphrase" : "--passphrase_file");
+				no_passphrase ? "--no_passphrase" : "--passphrase-file");
 	if (no_passphrase && passphrase_file)
 		cmd_usage_error(cmd_format_usage,
-				"--no_passphrase and --passphrase_file exclude each other");
+				"--no_passphrase and --passphrase-file exclude each other");
 	if (source && no_initialize)
 		cmd_usage_error(cmd_format_usage, "--source and --no_initialize exclude each other");
 	if (source) {

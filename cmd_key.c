@@ -37,11 +37,11 @@ const char cmd_unlock_usage[] =
 	"  -c, --check            only check whether DEVICE is encrypted with a\n"
 	"                         passphrase and still locked (see exit status)\n"
 	"  -k, --keyring KEYRING  user (default), session or user_session\n"
-	"  -f, --passphrase-file FILE  read the passphrase from the first line of FILE\n"
-	"                         (- for standard input)\n"
+	"      --passphrase-file FILE  read the passphrase from the first line of FILE\n"
+	"                         (- for standard input; -f is an older spelling)\n"
 	"  -h, --help             display this help and exit\n"
 	"\n"
-	"Without -f the passphrase is read from standard input: with a prompt and\n"
+	"Without --passphrase-file the passphrase is read from standard input: with a prompt and\n"
 	"without echo on a terminal, otherwise one line, no prompt. Two keys are\n"
 	"added, both named bcachefs:<external uuid> and holding the key derived from\n"
 	"the passphrase: a \"logon\" key for the kernel and a \"user\" key for the tools.\n"
@@ -151,6 +151,7 @@ int cmd_unlock(int argc, char *argv[])
 		{ "check",		no_argument,		NULL, 'c' },
 		{ "keyring",		required_argument,	NULL, 'k' },
 		{ "passphrase-file",	required_argument,	NULL, 'f' },
+		{ "passphrase_file",	required_argument,	NULL, 'f' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};

@@ -287,6 +287,7 @@ static void list_parse(int argc, char *argv[], struct list_opts *o,
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "json",		no_argument,		NULL, 'J' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -345,7 +346,7 @@ int cmd_list(int argc, char *argv[])
 	struct list_opts o = {
 		.btree_id = 0, .start = POS_H_MIN, .end = POS_H_MAX, .mode = LIST_KEYS,
 	};
-	struct bch_fs_opts fo = { .read_only = true, .degraded = true };
+	struct bch_fs_opts fo = { .read_only = true, .degraded = true, .ask_passphrase = true };
 	struct printbuf err = PRINTBUF;
 	struct list_state s = { .o = &o, .err = &err };
 	struct bch_fs *c;

@@ -37,7 +37,8 @@ const char cmd_list_journal_usage[] =
 	"                            stale and corrupt ones (default: the entries that\n"
 	"                            would be replayed)\n"
 	"      --json                JSON output\n"
-	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
+	"      --passphrase-file FILE  Read the passphrase of an encrypted filesystem\n"
+	"                            from FILE (\"-\" = stdin; asked on a terminal)\n"
 	"  -h, --help                Display this help and exit\n"
 	"\n"
 	"Exit status: 0 if the journal was read (problems found are reported on\n"
@@ -298,6 +299,7 @@ int cmd_list_journal(int argc, char *argv[])
 		{ "all",		no_argument,		NULL, 'a' },
 		{ "json",		no_argument,		NULL, 'j' },
 		{ "passphrase-file",	required_argument,	NULL, 'p' },
+		{ "passphrase_file",	required_argument,	NULL, 'p' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -305,6 +307,7 @@ int cmd_list_journal(int argc, char *argv[])
 		.read_only	= true,
 		.degraded	= true,
 		.no_journal	= true,
+		.ask_passphrase	= true,	/* on a terminal */
 	};
 	struct lj l = { .out = PRINTBUF, .err = PRINTBUF };
 	bool all = false;

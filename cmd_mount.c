@@ -95,6 +95,7 @@ int cmd_mount(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "foreground",		no_argument,		NULL, 'f' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
