@@ -4,6 +4,8 @@
  * mkfs.bcachefs (format) and fsck.bcachefs (fsck).
  */
 #include "cmds.h"
+#include "libbcachefs/errcode.h"
+#include "libbcachefs/util.h"
 
 #include <getopt.h>
 #include <libgen.h>
@@ -72,6 +74,27 @@ noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
 		bch_cmd_name, msg ?: "usage error", bch_cmd_name);
 	free(msg);
 	exit(EXIT_USAGE);
+}
+
+void cmd_open_failed(const char *path, int ret, const struct printbuf *err, const char *tail)
+{
+	const char *p = err && err->pos ? err->buf : "";
+
+	fflush(stdout);
+	if (!*p) {
+		fprintf(stderr, "%s: %s: cannot open: %s%s\n", bch_cmd_name, path,
+			bch_err_str(ret), tail ?: "");
+		return;
+	}
+	while (*p) {
+		size_t len = strcspn(p, "\n");
+		bool last = !p[len] || !p[len + 1];
+
+		if (len)
+			fprintf(stderr, "%s: %.*s%s\n", bch_cmd_name, (int)len, p,
+				last && tail ? tail : "");
+		p += len + !!p[len];
+	}
 }
 
 noreturn void cmd_bad_option(const char *usage, int opt, char *argv[])

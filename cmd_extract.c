@@ -600,8 +600,8 @@ int cmd_extract(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, (unsigned)nr_devs, &fo, &x.c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		die("cannot open %s: %s", argv[optind], bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, NULL);
+		exit(EXIT_FAIL);
 	}
 	if (x.verbose)
 		fputs(printbuf_str(&err), stderr);

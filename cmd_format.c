@@ -576,12 +576,10 @@ int cmd_format(int argc, char *argv[])
 					      &passphrase, &passphrase_len);
 		if (ret == -EINVAL && !passphrase_file)
 			die("passphrases do not match");
-		if (ret == -ENODATA)
-			die("error reading passphrase%s%s: end of file",
-			    passphrase_file ? " from " : "", passphrase_file ?: "");
 		if (ret)
-			die("error reading passphrase%s%s: %s",
-			    passphrase_file ? " from " : "", passphrase_file ?: "",
+			die("error reading the passphrase from %s: %s",
+			    passphrase_file && strcmp(passphrase_file, "-") ? passphrase_file
+									 : "standard input",
 			    bch_err_str(ret));
 		if (!passphrase_len)
 			die("empty passphrase (use --no_passphrase to store the key unencrypted)");

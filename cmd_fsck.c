@@ -242,9 +242,7 @@ int cmd_fsck(int argc, char *argv[])
 
 	ret = bch_fs_open(argv, argc, &opts, &c, &err);
 	if (ret) {
-		fprintf(stderr, "bcachefs fsck: cannot open %s%s: %s\n%s",
-			argv[0], argc > 1 ? " (and the other devices)" : "",
-			bch_err_str(ret), printbuf_str(&err));
+		cmd_open_failed(argv[0], ret, &err, NULL);
 		printbuf_exit(&err);
 		return FSCK_EXIT_ERROR;
 	}

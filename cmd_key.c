@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -113,13 +114,15 @@ static void unlock_read_sb(const char *path, struct bch_sb_handle *h)
 	int ret;
 
 	ret = dev_open(path, 0, &io);
-	if (ret)
-		die("unlock: cannot open %s: %s", path, bch_err_str(ret));
+	if (ret) {
+		cmd_open_failed(path, ret, NULL, NULL);
+		exit(EXIT_FAIL);
+	}
 	ret = bch_sb_read(io, h, &err);
 	dev_close(io);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		die("unlock: %s: no valid superblock: %s", path, bch_err_str(ret));
+		cmd_open_failed(path, ret, &err, NULL);
+		exit(EXIT_FAIL);
 	}
 	ret = bch_sb_validate(h->sb, &why);
 	if (ret)
@@ -221,7 +224,7 @@ int cmd_unlock(int argc, char *argv[])
 	if (ret)
 		die("unlock: error reading passphrase from %s: %s",
 		    pass_file && strcmp(pass_file, "-") ? pass_file : "standard input",
-		    ret == -ENODATA ? "no input" : bch_err_str(ret));
+		    bch_err_str(ret));
 
 	ret = bch_crypt_unlock(cf, h.sb->uuid.b, pass, len, &wk, &master);
 	bch_passphrase_free(pass, len);
@@ -299,9 +302,7 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 
 	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs: %s: cannot open %s: %s\n", name, argv[optind],
-			bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, NULL);
 		goto out;
 	}
 	if (!c->encrypted) {
@@ -329,7 +330,7 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 		}
 		if (ret) {
 			fprintf(stderr, "bcachefs: %s: error reading the new passphrase: %s\n",
-				name, ret == -ENODATA ? "no input" : bch_err_str(ret));
+				name, bch_err_str(ret));
 			goto out;
 		}
 		if (!len) {

@@ -357,9 +357,7 @@ int cmd_list(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs list: cannot open %s: %s\n", argv[optind],
-			bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, NULL);
 		printbuf_exit(&err);
 		return EXIT_FAIL;
 	}

@@ -335,9 +335,7 @@ int cmd_list_journal(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &opts, &l.c, &l.err);
 	if (ret) {
-		fputs(printbuf_str(&l.err), stderr);
-		fprintf(stderr, "bcachefs list_journal: error opening %s: %s\n",
-			argv[optind], bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &l.err, NULL);
 		printbuf_exit(&l.err);
 		return EXIT_FAIL;
 	}

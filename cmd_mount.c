@@ -200,7 +200,7 @@ int cmd_mount(int argc, char *argv[])
 		devs = xrealloc(devs, (nr_devs + 1) * sizeof(*devs));
 		devs[nr_devs++] = tok;
 		if (!realpath(tok, real)) {
-			fprintf(stderr, "bcachefs: %s: %s; nothing mounted\n", tok, strerror(errno));
+			cmd_open_failed(tok, -errno, NULL, "; nothing mounted");
 			goto out;
 		}
 		if (fsname.pos)
@@ -216,9 +216,7 @@ int cmd_mount(int argc, char *argv[])
 
 	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs: cannot open %s: %s; nothing mounted\n",
-			argv[optind], bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, "; nothing mounted");
 		goto out;
 	}
 	if (fo.verbose)

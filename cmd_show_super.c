@@ -53,20 +53,6 @@ static unsigned parse_fields(const char *arg)
 	return flags;
 }
 
-/* Print each line of @err on stderr as "bcachefs: <line>". */
-static void print_err_lines(struct printbuf *err)
-{
-	const char *p = printbuf_str(err), *nl;
-
-	while (*p) {
-		nl = strchr(p, '\n');
-		fprintf(stderr, "bcachefs: %.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
-		if (!nl)
-			break;
-		p = nl + 1;
-	}
-}
-
 int cmd_show_super(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -109,14 +95,16 @@ int cmd_show_super(int argc, char *argv[])
 	path = argv[optind];
 
 	ret = dev_open(path, 0, &io);
-	if (ret)
-		die("%s: cannot open: %s", path, bch_err_str(ret));
+	if (ret) {
+		cmd_open_failed(path, ret, NULL, NULL);
+		return EXIT_FAIL;
+	}
 
 	ret = bch_sb_read(io, &h, &err);
 	dev_close(io);
-	if (ret && !err.pos)
-		pr_buf(&err, "%s: no valid superblock: %s", path, bch_err_str(ret));
-	print_err_lines(&err);	/* the reasons; also when a backup was used */
+	/* the reasons; also (not an error) when a backup was used */
+	if (ret || err.pos)
+		cmd_open_failed(path, ret, &err, NULL);
 	printbuf_exit(&err);
 	if (ret)
 		return EXIT_FAIL;

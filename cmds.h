@@ -58,6 +58,15 @@ noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
  * that getopt prints nothing): the usage error naming the option.
  */
 noreturn void cmd_bad_option(const char *usage, int opt, char *argv[]);
+struct printbuf;
+/*
+ * Opening @path (the first device) failed with @ret: say why once, the
+ * same for every command: each line of @err (what the open found, device
+ * by device) as "<command>: <line>", or, when it says nothing, "<command>:
+ * <path>: cannot open: <error>". @tail (may be NULL) ends the last line.
+ */
+void cmd_open_failed(const char *path, int ret, const struct printbuf *err, const char *tail);
+
 /* Print "bcachefs: <msg>" on stderr and exit with @code. */
 noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -34,6 +34,7 @@
 	x(journal_empty,	EIO,		"no valid journal entries found")	\
 	x(key_invalid,		EINVAL,		"key is invalid")			\
 	x(bad_passphrase,	EKEYREJECTED,	"wrong passphrase")			\
+	x(no_passphrase,	ENODATA,	"no passphrase (the input ended before a line was read)") \
 	x(no_key,		ENOKEY,		"encryption key not found (run bcachefs unlock, or give the passphrase)") \
 	x(not_encrypted,	EINVAL,		"filesystem is not encrypted")		\
 	x(csum_mismatch,	EIO,		"data checksum does not match")		\

@@ -561,6 +561,13 @@ static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validat
 	int r, r_primary;
 	unsigned i;
 
+	if (io->size < ((uint64_t)BCH_SB_SECTOR << BCH_SECTOR_SHIFT) + BCH_SB_FIXED_BYTES) {
+		/* not even room for the first superblock: no need to say more */
+		pr_buf(err, "%s: %s (%" PRIu64 " bytes): not a bcachefs filesystem\n", io->path,
+		       io->size ? "too small to hold a superblock" : "empty", io->size);
+		return -BCH_ERR_not_bcachefs;
+	}
+
 	r = r_primary = sb_read_one(io, BCH_SB_SECTOR, validate, ret, &why);
 	if (!r)
 		goto out;
@@ -572,6 +579,14 @@ static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validat
 	r = sb_pread(io, &layout, sizeof(layout), BCH_SB_LAYOUT_SECTOR, &why);
 	if (!r)
 		r = bch_sb_layout_validate(&layout, &why);
+	if (r == -BCH_ERR_sb_layout_invalid && r_primary == -BCH_ERR_not_bcachefs &&
+	    memcmp(layout.magic.b, sb_magic, sizeof(sb_magic))) {
+		/* no trace of bcachefs: one short reason */
+		printbuf_reset(&msg);
+		pr_buf(&msg, "%s: no bcachefs superblock (no magic at sector %u, no layout at sector %u): "
+		       "not a bcachefs filesystem\n", io->path, BCH_SB_SECTOR, BCH_SB_LAYOUT_SECTOR);
+		goto out;
+	}
 	if (r) {
 		pr_buf(&msg, "; layout at sector %u: %s; no valid superblock\n",
 		       BCH_SB_LAYOUT_SECTOR, printbuf_str(&why));
