@@ -5,6 +5,8 @@
  */
 #include "cmds.h"
 #include "libbcachefs/errcode.h"
+#include "libbcachefs/fs.h"
+#include "libbcachefs/super.h"
 #include "libbcachefs/util.h"
 
 #include <getopt.h>
@@ -95,6 +97,52 @@ void cmd_open_failed(const char *path, int ret, const struct printbuf *err, cons
 				last && tail ? tail : "");
 		p += len + !!p[len];
 	}
+}
+
+unsigned cmd_note_missing(struct bch_fs *c)
+{
+	unsigned nr = 0;
+
+	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		struct printbuf u = PRINTBUF;
+
+		if (!c->devs[i] || c->devs[i]->io || !bch_sb_member_exists(c->sb, i))
+			continue;
+		pr_uuid(&u, bch_sb_member(c->sb, i)->uuid.b);
+		fflush(stdout);
+		fprintf(stderr, "%s: member %u (uuid %s) is missing: opened degraded, "
+			"what is kept on it is not read\n", bch_cmd_name, i, printbuf_str(&u));
+		printbuf_exit(&u);
+		nr++;
+	}
+	return nr;
+}
+
+const char *cmd_missing_hint(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
+			     int ret, struct printbuf *err)
+{
+	struct bch_fs_opts o = *opts;
+	struct printbuf why = PRINTBUF;
+	struct bch_fs *c;
+	int r;
+
+	if (ret != -BCH_ERR_dev_missing || opts->degraded)
+		return NULL;
+	/* would a degraded open do? (its superblock and replicas checks) */
+	o.degraded = o.read_only = o.no_journal = true;
+	o.ask_passphrase = false;
+	o.passphrase_file = NULL;
+	o.fsck = NULL;
+	r = bch_fs_open(devs, nr, &o, &c, &why);
+	if (!r)
+		bch_fs_close(c);
+	if (r == -BCH_ERR_dev_missing) {
+		/* no: what cannot be read without them says more */
+		printbuf_reset(err);
+		pr_str(err, printbuf_str(&why));
+	}
+	printbuf_exit(&why);
+	return r == -BCH_ERR_dev_missing ? NULL : " (--degraded opens it without them)";
 }
 
 noreturn void cmd_bad_option(const char *usage, int opt, char *argv[])

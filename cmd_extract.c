@@ -41,6 +41,8 @@ const char cmd_extract_usage[] =
 "Options:\n"
 "      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 "                              from FILE (\"-\" = stdin)\n"
+"      --degraded              copy even when member devices are missing (each is\n"
+"                              named; files only on them cannot be read)\n"
 "      --ignore-errors         copy what can be read, list what could not\n"
 "                              (the exit status is still 1)\n"
 "  -v, --verbose               print each path as it is copied\n"
@@ -560,11 +562,12 @@ int cmd_extract(int argc, char *argv[])
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
 		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "ignore-errors",	no_argument,		NULL, 'i' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
-	struct bch_fs_opts fo = { .read_only = true, .degraded = true, .ask_passphrase = true };
+	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
 	struct extract x = { .root = geteuid() == 0 };
 	struct printbuf err = PRINTBUF;
 	struct bch_inode_unpacked inode;
@@ -581,6 +584,9 @@ int cmd_extract(int argc, char *argv[])
 			break;
 		case 'i':
 			x.ignore_errors = true;
+			break;
+		case 'D':
+			fo.degraded = true;
 			break;
 		case 'v':
 			x.verbose++;
@@ -600,12 +606,13 @@ int cmd_extract(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, (unsigned)nr_devs, &fo, &x.c, &err);
 	if (ret) {
-		cmd_open_failed(argv[optind], ret, &err, NULL);
+		cmd_open_failed(argv[optind], ret, &err, cmd_missing_hint(argv + optind, nr_devs, &fo, ret, &err));
 		exit(EXIT_FAIL);
 	}
 	if (x.verbose)
 		fputs(printbuf_str(&err), stderr);
 	printbuf_reset(&err);
+	cmd_note_missing(x.c);
 	/* stale cached copies are judged by the alloc btree's bucket gens */
 	ret = bch_btree_read_bucket_gens(x.c, &err);
 	if (ret)

@@ -40,6 +40,8 @@ const char cmd_fsck_usage[] =
 	"  -y                     repair everything that can be repaired\n"
 	"  -f                     force a full check (always done; accepted for fsck(8))\n"
 	"  -v                     verbose: say what each pass does\n"
+	"      --degraded         check even when member devices are missing (each is\n"
+	"                         named; what is kept on it is not checked)\n"
 	"      --json             print a JSON summary of the problems found on stdout\n"
 	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 	"                         from FILE (- for standard input)\n"
@@ -168,6 +170,7 @@ int cmd_fsck(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "json",		no_argument,		NULL, 'J' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
 		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "version",		no_argument,		NULL, 'V' },
@@ -175,13 +178,14 @@ int cmd_fsck(int argc, char *argv[])
 		{ NULL }
 	};
 	struct fsck_cli cli = { 0 };
-	struct bch_fs_opts opts = { .read_only = true, .degraded = true };
+	struct bch_fs_opts opts = { .read_only = true };
 	enum fsck_mode mode = FSCK_ASK;
 	int mode_opt = 0;
 	struct fsck_state s;
 	struct printbuf err = PRINTBUF;
 	struct bch_fs *c = NULL;
 	int opt, ret, code, code_extra = 0;
+	unsigned nr_missing = 0;
 
 	bch_heap_tune();
 	while ((opt = getopt_long(argc, argv, ":apnyfvVh", longopts, NULL)) != -1)
@@ -200,6 +204,9 @@ int cmd_fsck(int argc, char *argv[])
 			break;
 		case 'J':
 			cli.json = true;
+			break;
+		case 'D':
+			opts.degraded = true;
 			break;
 		case 'P':
 			opts.passphrase_file = optarg;
@@ -242,10 +249,11 @@ int cmd_fsck(int argc, char *argv[])
 
 	ret = bch_fs_open(argv, argc, &opts, &c, &err);
 	if (ret) {
-		cmd_open_failed(argv[0], ret, &err, NULL);
+		cmd_open_failed(argv[0], ret, &err, cmd_missing_hint(argv, argc, &opts, ret, &err));
 		printbuf_exit(&err);
 		return FSCK_EXIT_ERROR;
 	}
+	nr_missing = cmd_note_missing(c);
 	/* what the open found (backup superblock used, bad journal entries) */
 	bch_fsck_report_open(&s, &err);
 
@@ -296,15 +304,20 @@ int cmd_fsck(int argc, char *argv[])
 		json_obj_begin(&j, NULL);
 		json_str(&j, "device", argv[0]);
 		json_u64(&j, "exit_code", code);
+		json_u64(&j, "members_missing", nr_missing);
 		fsck_summary_to_json(&j, &s);
 		json_obj_end(&j);
 	} else {
 		fsck_summary_to_text(&out, &s);
 		if (!s.nr_seen)
-			pr_buf(&out, "%s: clean\n", argv[0]);
+			pr_buf(&out, "%s: clean", argv[0]);
 		else
-			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left\n", argv[0],
+			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left", argv[0],
 			       s.nr_seen, s.nr_seen == 1 ? "" : "s", s.nr_fixed, fsck_nr_left(&s));
+		if (nr_missing)
+			pr_buf(&out, " (degraded: %u member%s missing, not checked)",
+			       nr_missing, nr_missing == 1 ? "" : "s");
+		pr_char(&out, '\n');
 	}
 	fputs(printbuf_str(&out), stdout);
 	printbuf_exit(&out);

@@ -36,6 +36,8 @@ const char cmd_list_journal_usage[] =
 	"                            order: also entries older than the replay range,\n"
 	"                            stale and corrupt ones (default: the entries that\n"
 	"                            would be replayed)\n"
+	"      --degraded            List even when member devices are missing (each is\n"
+	"                            named; their journal is not read)\n"
 	"      --json                JSON output\n"
 	"      --passphrase-file FILE  Read the passphrase of an encrypted filesystem\n"
 	"                            from FILE (\"-\" = stdin; asked on a terminal)\n"
@@ -298,6 +300,7 @@ int cmd_list_journal(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "all",		no_argument,		NULL, 'a' },
 		{ "json",		no_argument,		NULL, 'j' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "passphrase-file",	required_argument,	NULL, 'p' },
 		{ "passphrase_file",	required_argument,	NULL, 'p' },
 		{ "help",		no_argument,		NULL, 'h' },
@@ -305,7 +308,6 @@ int cmd_list_journal(int argc, char *argv[])
 	};
 	struct bch_fs_opts opts = {
 		.read_only	= true,
-		.degraded	= true,
 		.no_journal	= true,
 		.ask_passphrase	= true,	/* on a terminal */
 	};
@@ -321,6 +323,9 @@ int cmd_list_journal(int argc, char *argv[])
 		case 'j':
 			l.json = true;
 			break;
+		case 'D':
+			opts.degraded = true;
+			break;
 		case 'p':
 			opts.passphrase_file = optarg;
 			break;
@@ -335,10 +340,11 @@ int cmd_list_journal(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &opts, &l.c, &l.err);
 	if (ret) {
-		cmd_open_failed(argv[optind], ret, &l.err, NULL);
+		cmd_open_failed(argv[optind], ret, &l.err, cmd_missing_hint(argv + optind, argc - optind, &opts, ret, &l.err));
 		printbuf_exit(&l.err);
 		return EXIT_FAIL;
 	}
+	cmd_note_missing(l.c);
 
 	if (l.json) {
 		json_init(&l.js, &l.out, true);

@@ -67,6 +67,22 @@ struct printbuf;
  */
 void cmd_open_failed(const char *path, int ret, const struct printbuf *err, const char *tail);
 
+struct bch_fs;
+/*
+ * After an open that allowed missing members (--degraded): one line per
+ * member that is missing, naming it, on stderr. Returns how many.
+ */
+unsigned cmd_note_missing(struct bch_fs *c);
+struct bch_fs_opts;
+/*
+ * bch_fs_open(@devs, @nr, @opts) failed with @ret: when members are
+ * missing and @opts was not degraded, the tail for cmd_open_failed()
+ * suggesting --degraded if a degraded open would do; if it would not,
+ * @err is replaced by why (what cannot be read) and NULL returned.
+ */
+const char *cmd_missing_hint(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
+			     int ret, struct printbuf *err);
+
 /* Print "bcachefs: <msg>" on stderr and exit with @code. */
 noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1003,9 +1003,9 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 			 (unsigned long long)ptrs[i].offset);
 		if (ptrs[i].dev >= BCH_FS_MAX_DEVS || !c->devs[ptrs[i].dev] ||
 		    !c->devs[ptrs[i].dev]->io) {
+			/* not a bad copy: the open said the member is missing */
 			pr_buf(&all_msg, "btree node %s (btree %s level %u): device missing\n",
 			       where, btree_name(exp->btree_id), exp->level);
-			copy_failed(&bad, where);
 			continue;
 		}
 		buf = xmalloc(bytes);
