@@ -15,11 +15,15 @@
 #include "libbcachefs/util.h"
 #include "libbcachefs/mounted.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 enum {
@@ -48,8 +52,9 @@ const char cmd_fsck_usage[] =
 	"  -V, --version          display the version and exit\n"
 	"  -h, --help             display this help and exit\n"
 	"\n"
-	"Without -n, -p or -y, fsck asks before each repair (y = yes, n = no,\n"
-	"a = yes to all problems of this kind, q = quit).\n"
+	"Without -n, -p or -y, fsck asks before each repair, one key on a terminal:\n"
+	"y (or Enter) = yes, n = no, a = yes to all problems of this kind, q = quit.\n"
+	"Ctrl-C cancels (exit status 32).\n"
 	"\n"
 	"Exit status (fsck(8)): 0 no errors, 1 errors corrected, 4 errors left\n"
 	"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n";
@@ -57,35 +62,105 @@ const char cmd_fsck_usage[] =
 struct fsck_cli {
 	bool	json;
 	bool	verbose;
+	char	*asked;		/* the question asked last: its report is not repeated */
 };
 
 static void fsck_report(void *priv, enum bch_problem p, const char *msg)
 {
 	struct fsck_cli *cli = priv;
 
+	/* the question just asked said it already, and the answer */
+	if (cli->asked && !strncmp(msg, cli->asked, strlen(cli->asked))) {
+		free(cli->asked);
+		cli->asked = NULL;
+		return;
+	}
 	/* with --json stdout carries the summary only */
 	fprintf(cli->json ? stderr : stdout, "%s\n", msg);
 }
 
+/* The terminal's settings while a key is read (restored on Ctrl-C). */
+static struct termios tty_saved;
+static volatile sig_atomic_t tty_raw;
+
+/* Ctrl-C, at a question or not: cancelled, as fsck(8) says (32, not 130). */
+static void fsck_sigint(int sig)
+{
+	static const char msg[] = "\nbcachefs fsck: cancelled\n";
+
+	(void)sig;
+	if (tty_raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+	/* nothing to do if this fails: we are leaving */
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(FSCK_EXIT_CANCELLED);
+}
+
+/*
+ * One answer key: on a terminal without waiting for Enter (Enter itself is
+ * '\n'); otherwise the first character of a line. -1: end of input (Ctrl-D).
+ */
+static int read_key(void)
+{
+	struct termios raw;
+	unsigned char c;
+	ssize_t r;
+
+	if (!tcgetattr(STDIN_FILENO, &tty_saved)) {
+		raw = tty_saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		tty_raw = 1;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		do
+			r = read(STDIN_FILENO, &c, 1);
+		while (r < 0 && errno == EINTR);
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+		tty_raw = 0;
+		/* without ICANON, Ctrl-D is a byte */
+		return r == 1 && c != 4 ? c : -1;
+	}
+
+	int ch = getchar(), first = ch;
+
+	while (ch != EOF && ch != '\n')
+		ch = getchar();
+	return first == EOF ? -1 : first;
+}
+
 static enum fsck_answer fsck_ask(void *priv, enum bch_problem p, const char *msg)
 {
-	char *line = NULL;
-	size_t n = 0;
-	enum fsck_answer a = FSCK_ANSWER_NO;
+	struct fsck_cli *cli = priv;
 
-	printf("%s: fix? (y,n,a,q) ", msg);
-	fflush(stdout);
-	if (getline(&line, &n, stdin) < 0) {
-		free(line);
-		return FSCK_ANSWER_QUIT;
+	free(cli->asked);
+	cli->asked = xstrdup(msg);
+	for (;;) {
+		int c;
+
+		printf("%s: fix? (y)es, (n)o, (a)ll of this kind, (q)uit <y> ", msg);
+		fflush(stdout);
+		c = read_key();
+		switch (c) {
+		case -1:
+			printf("end of input: quit\n");
+			return FSCK_ANSWER_QUIT;
+		case '\n': case '\r': case 'y': case 'Y':
+			printf("yes\n");
+			return FSCK_ANSWER_YES;
+		case 'n': case 'N':
+			printf("no\n");
+			return FSCK_ANSWER_NO;
+		case 'a': case 'A':
+			printf("yes to all\n");
+			return FSCK_ANSWER_ALL;
+		case 'q': case 'Q':
+			printf("quit\n");
+			return FSCK_ANSWER_QUIT;
+		default:
+			printf("%c\nplease answer y, n, a or q (Enter: y)\n", isprint(c) ? c : '?');
+		}
 	}
-	switch (line[0]) {
-	case 'y': case 'Y': a = FSCK_ANSWER_YES; break;
-	case 'a': case 'A': a = FSCK_ANSWER_ALL; break;
-	case 'q': case 'Q': a = FSCK_ANSWER_QUIT; break;
-	}
-	free(line);
-	return a;
 }
 
 static void fsck_progress(void *priv, const char *msg)
@@ -241,6 +316,7 @@ int cmd_fsck(int argc, char *argv[])
 				"results may be inconsistent\n", argv[i]);
 	}
 
+	signal(SIGINT, fsck_sigint);
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
 	opts.fsck = &s;
 	opts.ask_passphrase = isatty(STDIN_FILENO) && !opts.passphrase_file;
@@ -322,5 +398,6 @@ int cmd_fsck(int argc, char *argv[])
 	fputs(printbuf_str(&out), stdout);
 	printbuf_exit(&out);
 	printbuf_exit(&err);
+	free(cli.asked);
 	return code;
 }
