@@ -132,6 +132,8 @@ struct extract {
 	unsigned long		nr_files, nr_failed;
 	unsigned long		nr_repaired;	/* read from another replica */
 	bool			stop;		/* an error without --ignore-errors */
+	const char		*top_dest;	/* where PATH itself goes */
+	bool			top_is_file;	/* PATH is not a directory */
 };
 
 /* Report a failure on the current path. */
@@ -144,6 +146,28 @@ __printf(2, 3) static void fail(struct extract *x, const char *fmt, ...)
 	vfprintf(stderr, fmt, args);
 	va_end(args);
 	fputc('\n', stderr);
+	x->nr_failed++;
+	if (!x->ignore_errors)
+		x->stop = true;
+}
+
+/*
+ * A failure writing the destination: named by the destination path (where
+ * the copy of the current path goes), with the path in the filesystem.
+ */
+__printf(2, 3) static void fail_dest(struct extract *x, const char *fmt, ...)
+{
+	const char *rel = printbuf_str(&x->path) + min_t(size_t, x->path_base, x->path.pos);
+	va_list args;
+
+	if (x->top_is_file || !*rel)
+		fprintf(stderr, "bcachefs extract: %s: ", x->top_dest);
+	else
+		fprintf(stderr, "bcachefs extract: %s/%s: ", x->dest, rel);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fprintf(stderr, " (copying /%s)\n", printbuf_str(&x->path));
 	x->nr_failed++;
 	if (!x->ignore_errors)
 		x->stop = true;
@@ -222,7 +246,7 @@ static int set_one_xattr(void *arg, unsigned x_type, const char *name,
 		}
 	}
 	if (r && !(xc->symlink && errno == EPERM))
-		fail(xc->x, "setting xattr %s: %s", full, strerror(errno));
+		fail_dest(xc->x, "setting xattr %s: %s", full, strerror(errno));
 	free(conv);
 	return 0;
 }
@@ -255,18 +279,18 @@ static void set_attrs(struct extract *x, const struct bch_inode_unpacked *inode,
 		int r = fd >= 0 ? fchown(fd, st.uid, st.gid)
 			: fchownat(dirfd, name, st.uid, st.gid, AT_SYMLINK_NOFOLLOW);
 		if (r)
-			fail(x, "chown %u:%u: %s", st.uid, st.gid, strerror(errno));
+			fail_dest(x, "chown %u:%u: %s", st.uid, st.gid, strerror(errno));
 	}
 	if (!symlink) {
 		int r = fd >= 0 ? fchmod(fd, st.mode & 07777)
 			: fchmodat(dirfd, name, st.mode & 07777, 0);
 		if (r)
-			fail(x, "chmod %o: %s", st.mode & 07777, strerror(errno));
+			fail_dest(x, "chmod %o: %s", st.mode & 07777, strerror(errno));
 	}
 	ts[0] = st.atime;
 	ts[1] = st.mtime;
 	if (fd >= 0 ? futimens(fd, ts) : utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW))
-		fail(x, "setting times: %s", strerror(errno));
+		fail_dest(x, "setting times: %s", strerror(errno));
 }
 
 /* ---- one inode ---- */
@@ -313,7 +337,7 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 	unlinkat(dirfd, name, 0);
 	w.fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (w.fd < 0) {
-		fail(x, "create: %s", strerror(errno));
+		fail_dest(x, "create: %s", strerror(errno));
 		return;
 	}
 	bch_file_open(x->c, inode, &f);
@@ -322,7 +346,7 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 	bch_file_close(&f);
 	if (ret < 0 || w.err) {
 		if (w.err)
-			fail(x, "write: %s", strerror(w.err));
+			fail_dest(x, "write: %s", strerror(w.err));
 		else
 			fail_err(x, &err, "reading data", ret);
 		if (!x->ignore_errors)
@@ -338,7 +362,7 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 		x->nr_repaired++;
 	}
 	if (ftruncate(w.fd, (off_t)inode->bi_size))
-		fail(x, "truncate to %" PRIu64 ": %s", inode->bi_size, strerror(errno));
+		fail_dest(x, "truncate to %" PRIu64 ": %s", inode->bi_size, strerror(errno));
 	set_xattrs(x, inode, w.fd, dirfd, name, false);
 	set_attrs(x, inode, w.fd, dirfd, name, false);
 out:
@@ -361,7 +385,7 @@ static void extract_symlink(struct extract *x, int dirfd, const char *name,
 		fail(x, "symlink target contains a NUL byte; cut there");
 	unlinkat(dirfd, name, 0);
 	if (symlinkat(target, dirfd, name)) {
-		fail(x, "symlink: %s", strerror(errno));
+		fail_dest(x, "symlink: %s", strerror(errno));
 		goto out;
 	}
 	set_xattrs(x, inode, -1, dirfd, name, true);
@@ -386,7 +410,7 @@ static void extract_special(struct extract *x, int dirfd, const char *name,
 	}
 	unlinkat(dirfd, name, 0);
 	if (mknodat(dirfd, name, type | 0600, rdev)) {
-		fail(x, "mknod: %s", strerror(errno));
+		fail_dest(x, "mknod: %s", strerror(errno));
 		return;
 	}
 	set_xattrs(x, inode, -1, dirfd, name, false);
@@ -410,12 +434,12 @@ static void extract_dir(struct extract *x, int dirfd, const char *name,
 		return;
 	}
 	if (mkdirat(dirfd, name, 0700) && errno != EEXIST) {
-		fail(x, "mkdir: %s", strerror(errno));
+		fail_dest(x, "mkdir: %s", strerror(errno));
 		return;
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
-		fail(x, "open directory: %s", strerror(errno));
+		fail_dest(x, "open directory: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -470,7 +494,7 @@ static void extract_inode(struct extract *x, int dirfd, const char *name,
 			pr_buf(&target, "%s/%s", x->dest, *first);
 			unlinkat(dirfd, name, 0);
 			if (linkat(AT_FDCWD, printbuf_str(&target), dirfd, name, 0))
-				fail(x, "link to %s: %s", printbuf_str(&target), strerror(errno));
+				fail_dest(x, "link to %s: %s", printbuf_str(&target), strerror(errno));
 			printbuf_exit(&target);
 			return;
 		}
@@ -572,7 +596,7 @@ int cmd_extract(int argc, char *argv[])
 	struct printbuf err = PRINTBUF;
 	struct bch_inode_unpacked inode;
 	const char *src;
-	char *dest_copy, *parent, *base;
+	char *dest_copy, *parent, *base, *top_dest;
 	struct stat st;
 	uint64_t inum;
 	int opt, ret, pfd, nr_devs;
@@ -643,8 +667,12 @@ int cmd_extract(int argc, char *argv[])
 	dest_copy = xstrdup(x.dest);
 	parent = dirname(dest_copy);
 	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0)
-		die("%s: %s", parent, strerror(errno));
+	if (pfd < 0) {
+		/* the destination cannot be created: name it, not the source */
+		fprintf(stderr, "%s: %s: %s (its directory %s cannot be opened)\n",
+			bch_cmd_name, x.dest, strerror(errno), parent);
+		exit(EXIT_FAIL);
+	}
 	free(dest_copy);
 	dest_copy = xstrdup(x.dest);
 	base = basename(dest_copy);
@@ -664,6 +692,8 @@ int cmd_extract(int argc, char *argv[])
 		while (x.path.pos && x.path.buf[x.path.pos - 1] == '/')
 			x.path.buf[--x.path.pos] = 0;
 	}
+	x.top_dest = top_dest = xstrdup(x.dest);
+	x.top_is_file = !S_ISDIR(inode.bi_mode);
 	/* hard link targets are DEST-relative: make DEST the directory itself */
 	if (S_ISDIR(inode.bi_mode)) {
 		x.path_base = x.path.pos ? x.path.pos + 1 : 0;
@@ -695,6 +725,7 @@ int cmd_extract(int argc, char *argv[])
 	printbuf_exit(&x.path);
 	printbuf_exit(&err);
 	free(x.dest);
+	free(top_dest);
 	bch_fs_close(x.c);
 	return x.nr_failed ? EXIT_FAIL : EXIT_OK;
 }

@@ -246,6 +246,25 @@ static void check_distinct(const struct mkfs_dev *devs, unsigned nr)
 	free(s);
 }
 
+/*
+ * The superblock as the filesystem now is: read back from the first
+ * device after initialisation (clean, what each device holds), else the
+ * one written (--no_initialize).
+ */
+static void print_result(struct mkfs_dev *dev, const struct bch_sb *written)
+{
+	struct printbuf out = PRINTBUF, err = PRINTBUF;
+	struct bch_sb_handle h = { 0 };
+
+	if (bch_sb_read(dev->io, &h, &err))
+		h.sb = NULL;
+	bch_sb_to_text(&out, h.sb ?: written, 1U << BCH_SB_FIELD_members);
+	fputs(printbuf_str(&out), stdout);
+	bch_sb_handle_free(&h);
+	printbuf_exit(&out);
+	printbuf_exit(&err);
+}
+
 /* Progress of --source, on a terminal. */
 static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done)
 {
@@ -612,13 +631,6 @@ int cmd_format(int argc, char *argv[])
 	if ((ret = mkfs_write(sb, devs, nr, &err)))
 		goto fail;
 
-	if (!quiet) {
-		struct printbuf out = PRINTBUF;
-
-		bch_sb_to_text(&out, sb, 1U << BCH_SB_FIELD_members);
-		fputs(printbuf_str(&out), stdout);
-		printbuf_exit(&out);
-	}
 
 	/*
 	 * The devices stay open (and held: dev.h) until the filesystem is
@@ -642,6 +654,8 @@ int cmd_format(int argc, char *argv[])
 	}
 	if (passphrase)
 		bch_passphrase_free(passphrase, passphrase_len);
+	if (!quiet)
+		print_result(&devs[0], sb);
 	for (unsigned i = 0; i < nr; i++)
 		mkfs_dev_close(&devs[i]);
 

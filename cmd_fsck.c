@@ -325,7 +325,9 @@ int cmd_fsck(int argc, char *argv[])
 
 	ret = bch_fs_open(argv, argc, &opts, &c, &err);
 	if (ret) {
-		cmd_open_failed(argv[0], ret, &err, cmd_missing_hint(argv, argc, &opts, ret, &err));
+		cmd_open_failed(argv[0], ret, &err,
+				ret == -BCH_ERR_dev_read_only ? " (fsck -n checks it without writing)"
+							      : cmd_missing_hint(argv, argc, &opts, ret, &err));
 		printbuf_exit(&err);
 		return FSCK_EXIT_ERROR;
 	}

@@ -192,7 +192,8 @@ static int open_claimed(struct bch_devio *d, const char *path, dev_t rdev, int o
 	}
 	fd = open(path, oflags | O_CLOEXEC | O_EXCL);
 	if (fd < 0)
-		return errno == EBUSY ? -BCH_ERR_dev_busy : -errno;
+		return errno == EBUSY ? -BCH_ERR_dev_busy :
+		       errno == EROFS ? -BCH_ERR_dev_read_only : -errno;
 	h = hold_new(true, id, fcntl(fd, F_DUPFD_CLOEXEC, 0), true);
 	if (h->fd < 0) {
 		int err = -errno;
@@ -228,7 +229,14 @@ static int dev_open_locked(const char *path, unsigned flags, struct bch_devio *d
 	} else {
 		d->fd = open(path, oflags | O_CLOEXEC);
 		if (d->fd < 0)
-			return -errno;
+			return rw && errno == EROFS ? -BCH_ERR_dev_read_only : -errno;
+	}
+	if (rw && S_ISBLK(st.st_mode)) {
+		/* a read-only block device opens read-write; its writes fail */
+		int ro = 0;
+
+		if (!ioctl(d->fd, BLKROGET, &ro) && ro)
+			return -BCH_ERR_dev_read_only;
 	}
 	if (fstat(d->fd, &st))
 		return -errno;

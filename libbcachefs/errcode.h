@@ -24,6 +24,7 @@
 	x(fs_mismatch,		EINVAL,		"devices belong to different filesystems") \
 	x(dev_missing,		ENXIO,		"member devices are missing")		\
 	x(dev_duplicate,	EINVAL,		"the same member device was given twice") \
+	x(dev_read_only,	EROFS,		"the device is read-only") \
 	x(dev_busy,		EBUSY,		"in use by another process (a mount, or another command that has it open): not opened for writing") \
 	x(btree_node_bad_magic,	EIO,		"btree node has a bad magic number")	\
 	x(btree_node_bad_csum,	EIO,		"btree node checksum does not match")	\

@@ -455,14 +455,14 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 			break;
 		}
 		if (fmt > 1) {
-			node_err(s, bi->offset, "key at byte %zu has invalid format %u: key dropped",
+			node_err(s, bi->offset, "key at byte %zu has invalid format %u: key skipped (a repair deletes it)",
 				 off, fmt);
 			goto next;
 		}
 		if (bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, NULL)) {
 			/* again, for the reason */
 			bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, &why);
-			node_err(s, bi->offset, "key at byte %zu cannot be unpacked (%s): key dropped",
+			node_err(s, bi->offset, "key at byte %zu cannot be unpacked (%s): key skipped (a repair deletes it)",
 				 off, printbuf_str(&why));
 			printbuf_exit(&why);
 			goto next;
@@ -475,7 +475,7 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 			struct printbuf pos = PRINTBUF;
 
 			pr_pos(&pos, k.k.p);
-			node_err(s, bi->offset, "invalid key %s type %u at byte %zu: %s: key dropped",
+			node_err(s, bi->offset, "invalid key %s type %u at byte %zu: %s: key skipped (a repair deletes it)",
 				 printbuf_str(&pos), k.k.type, off, reason);
 			printbuf_exit(&pos);
 			goto next;
@@ -772,7 +772,7 @@ static bool key_value_ok(struct node_parse *s, const struct bkey_ref *k)
 		struct printbuf pos = PRINTBUF;
 
 		pr_pos(&pos, k->k.p);
-		node_err(s, -1, "invalid key %s type %u: %s: key dropped",
+		node_err(s, -1, "invalid key %s type %u: %s: key skipped (a repair deletes it)",
 			 printbuf_str(&pos), k->k.type, why);
 		printbuf_exit(&pos);
 	}
