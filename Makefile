@@ -1,6 +1,6 @@
 # bcachefs userspace tools (on-disk format of May 2018, superblock version 9)
 #
-#   make            build ./bcachefs (and mkfs.bcachefs, fsck.bcachefs links)
+#   make            build ./bcachefs (and mkfs.bcachefs, fsck.bcachefs, mount.bcachefs links)
 #   make deps       install the Debian packages the build and tests need
 #   make demo       deps + build + format, show-super, list and fsck a demo image
 #   make check      every test (unit, command, golden), then the same under ASan/UBSan
@@ -43,7 +43,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 BIN	:= $(BUILD)/bcachefs
 
 .PHONY: all deps demo check check-fast check-asan check-tsan unit bench install clean
-all: bcachefs mkfs.bcachefs fsck.bcachefs
+all: bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -70,9 +70,22 @@ $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -o $@ $< $(BUILD)/libbcachefs.a $(LDLIBS)
 
+# the read-write test tools (tests/rw/): the POSIX-semantics suite and the
+# fsx-style random-operation tester; plain programs, no library (and not its
+# include path: libbcachefs/dirent.h would hide the system's <dirent.h>)
+RW_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
+	-D_FILE_OFFSET_BITS=64 $(SAN)
+RW_TOOLS := $(BUILD)/tests/posix $(BUILD)/tests/fsx
+$(BUILD)/tests/posix: tests/rw/posix.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RW_CFLAGS) -MMD -MP -o $@ $<
+$(BUILD)/tests/fsx: tests/rw/fsx.c
+	@mkdir -p $(dir $@)
+	$(CC) $(RW_CFLAGS) -MMD -MP -o $@ $<
+
 bcachefs: $(BIN)
 	cp $(BIN) $@.tmp && mv -f $@.tmp $@
-mkfs.bcachefs fsck.bcachefs: bcachefs
+mkfs.bcachefs fsck.bcachefs mount.bcachefs: bcachefs
 	ln -sf bcachefs $@
 
 unit: $(UNIT_BINS)
@@ -85,7 +98,7 @@ demo: deps all
 
 # The tests: unit tests, command tests and golden-image tests, with a
 # closing line "N passed, N failed". check = normal build, then ASan/UBSan.
-check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage
+check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(RW_TOOLS)
 	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
 
 check-asan:
@@ -114,12 +127,13 @@ install: all
 	install -m 0755 bcachefs $(DESTDIR)$(PREFIX)/sbin/bcachefs
 	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/mkfs.bcachefs
 	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/fsck.bcachefs
+	ln -sf bcachefs $(DESTDIR)$(PREFIX)/sbin/mount.bcachefs
 	install -m 0644 man/bcachefs.8 $(DESTDIR)$(PREFIX)/share/man/man8/bcachefs.8
 	install -d $(DESTDIR)$(INITRAMFS_HOOKS)
 	sed 's|@SBINDIR@|$(PREFIX)/sbin|' initramfs/hook > $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
-	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs
+	rm -rf build build-asan build-tsan bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bcachefs: the command table and dispatch. Also answers to the names
- * mkfs.bcachefs (format) and fsck.bcachefs (fsck).
+ * mkfs.bcachefs (format), fsck.bcachefs (fsck) and mount.bcachefs (mount,
+ * as mount(8) calls it: mount.bcachefs DEV DIR [-o OPTIONS] [-n] [-s] ...).
  */
 #include "cmds.h"
 #include "libbcachefs/errcode.h"
@@ -228,9 +229,11 @@ int main(int argc, char *argv[])
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	if (!strcmp(prog, "mkfs.bcachefs") || !strcmp(prog, "fsck.bcachefs")) {
+	if (!strcmp(prog, "mkfs.bcachefs") || !strcmp(prog, "fsck.bcachefs") ||
+	    !strcmp(prog, "mount.bcachefs")) {
 		bch_cmd_name = prog;
-		return prog[0] == 'm' ? cmd_format(argc, argv) : cmd_fsck(argc, argv);
+		return prog[0] == 'm' && prog[1] == 'k' ? cmd_format(argc, argv) :
+		       prog[0] == 'f' ? cmd_fsck(argc, argv) : cmd_mount(argc, argv);
 	}
 
 	if (argc < 2) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs mount: serve a filesystem through FUSE (libfuse3), read-only.
+ * bcachefs mount: serve a filesystem through FUSE (libfuse3), read-write
+ * (the engine: fsops.h, batched journal commits, a timer writing the
+ * journal at least every second) or read-only (-o ro).
  * Opens the filesystem through the one engine path first, so that every
  * error (missing device, wrong passphrase, damaged superblock) reaches the
  * terminal and the exit code; only then mounts and, without -f, goes to
@@ -24,6 +26,7 @@
 
 #include "cmds.h"
 #include "libbcachefs/btree.h"
+#include "libbcachefs/btree_update.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/fs.h"
 #include "libbcachefs/mount/fuse.h"
@@ -32,20 +35,22 @@
 
 const char cmd_mount_usage[] =
 "Usage: bcachefs mount [OPTION]... DEVICE[:DEVICE...] MOUNTPOINT\n"
-"Mount a filesystem through FUSE, read-only.\n"
+"Mount a filesystem through FUSE, read-write (or read-only with -o ro).\n"
 "\n"
 "Options:\n"
 "  -o OPTIONS                  comma-separated mount options:\n"
-"                                ro        read-only (the default, and for now\n"
-"                                          the only mode; rw is refused)\n"
+"                                rw        read-write (the default)\n"
+"                                ro        read-only: nothing is written\n"
 "                                degraded  allow missing member devices when\n"
 "                                          the replicas allow it\n"
 "                                direct_io no kernel cache of file data: every\n"
 "                                          read comes here (data cached once,\n"
 "                                          under the device; shared mmap of\n"
-"                                          files fails). The default:\n"
-"                                          sequential reads are about twice\n"
-"                                          as fast\n"
+"                                          files fails). The default for\n"
+"                                          files opened read-only: sequential\n"
+"                                          reads are about twice as fast;\n"
+"                                          files opened for writing use the\n"
+"                                          kernel's cache (shared mmap works)\n"
 "                                kernel_cache  the kernel caches file data\n"
 "                                          (shared mmap works, repeated reads\n"
 "                                          come from memory)\n"
@@ -62,7 +67,10 @@ const char cmd_mount_usage[] =
 "  -v, --verbose               print what opening the filesystem found\n"
 "  -h, --help                  display this help and exit\n"
 "\n"
-"Unmount with umount(8) or fusermount3 -u MOUNTPOINT, or send SIGTERM.\n";
+"Unmount with umount(8) or fusermount3 -u MOUNTPOINT, or send SIGTERM: everything\n"
+"is written and the filesystem marked clean. Installed as mount.bcachefs, it is\n"
+"what mount -t bcachefs DEV DIR and an /etc/fstab line run (fstab words such as\n"
+"defaults, noauto, nofail are mount(8)'s and ignored here).\n";
 
 static bool log_to_syslog;
 
@@ -100,11 +108,11 @@ int cmd_mount(int argc, char *argv[])
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
-	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
+	struct bch_fs_opts fo = { .read_only = false, .ask_passphrase = true };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct printbuf err = PRINTBUF, fsname = PRINTBUF, fuse_opts = PRINTBUF;
 	/* direct I/O by default: bench/20-mount-read.sh, ~2x kernel_cache */
-	struct bch_fuse_opts bo = { .kernel_cache = false };
+	struct bch_fuse_opts bo = { .kernel_cache = false, .cache_auto = true };
 	struct bch_fuse *bf = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
@@ -114,18 +122,16 @@ int cmd_mount(int argc, char *argv[])
 	bool foreground = false;
 	int opt, ret, code = EXIT_FAIL;
 
-	while ((opt = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1) {
+	/* mount(8) calls mount.bcachefs with -n (no mtab), -s (sloppy), -t TYPE */
+	while ((opt = getopt_long(argc, argv, ":o:fvhnst:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': {
 			char *o = xstrdup(optarg), *s2 = NULL;
 
 			for (char *t = strtok_r(o, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
-				if (!strcmp(t, "ro"))
+				if (!strcmp(t, "ro") || !strcmp(t, "rw")) {
+					fo.read_only = t[1] == 'o';
 					continue;
-				if (!strcmp(t, "rw")) {
-					free(o);
-					printbuf_exit(&fuse_opts);
-					die("read-write mount is not available yet; mount read-only (-o ro, the default)");
 				}
 				if (!strcmp(t, "degraded")) {
 					fo.degraded = true;
@@ -133,6 +139,7 @@ int cmd_mount(int argc, char *argv[])
 				}
 				if (!strcmp(t, "kernel_cache") || !strcmp(t, "direct_io")) {
 					bo.kernel_cache = t[0] == 'k';
+					bo.cache_auto = false;
 					continue;
 				}
 				if (!strncmp(t, "max_read=", 9)) {
@@ -150,10 +157,19 @@ int cmd_mount(int argc, char *argv[])
 					bo.no_read_ahead = t[0] == 'n';
 					continue;
 				}
+				if (!strcmp(t, "noatime"))
+					bo.noatime = true;	/* and the kernel's flag too */
 				if (!strcmp(t, "verbose")) {
 					fo.verbose++;
 					continue;
 				}
+				/* fstab words that are mount(8)'s, not the filesystem's */
+				if (!strcmp(t, "defaults") || !strcmp(t, "auto") ||
+				    !strcmp(t, "noauto") || !strcmp(t, "nofail") ||
+				    !strcmp(t, "_netdev") || !strcmp(t, "user") ||
+				    !strcmp(t, "nouser") || !strcmp(t, "users") ||
+				    !strncmp(t, "x-", 2) || !strncmp(t, "comment=", 8))
+					continue;
 				if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8)) {
 					cmd_usage_error(cmd_mount_usage, "-o %s: the source and type of the mount are set by bcachefs", t);
 				}
@@ -172,6 +188,10 @@ int cmd_mount(int argc, char *argv[])
 			break;
 		case 'v':
 			fo.verbose++;
+			break;
+		case 'n':
+		case 's':
+		case 't':
 			break;
 		case 'h':
 			cmd_help(cmd_mount_usage);
@@ -214,6 +234,8 @@ int cmd_mount(int argc, char *argv[])
 	if (!nr_devs)
 		cmd_usage_error(cmd_mount_usage, "no device given in \"%s\"", argv[optind]);
 
+	/* a daemon that allocates and frees leaf-sized arrays all the time */
+	bch_heap_tune();
 	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
 	if (ret) {
 		cmd_open_failed(argv[optind], ret, &err, "; nothing mounted");
@@ -228,11 +250,24 @@ int cmd_mount(int argc, char *argv[])
 		fprintf(stderr, "bcachefs mount: cannot read bucket generations (%s); cached copies are trusted\n",
 			bch_err_str(ret));
 	printbuf_reset(&err);
+	if (!fo.read_only) {
+		/* the journal replayed, every bucket in use marked: writable */
+		ret = bch_fs_rw_start(c, &err);
+		if (ret) {
+			fputs(printbuf_str(&err), stderr);
+			fprintf(stderr, "bcachefs: cannot mount %s read-write: %s; nothing mounted "
+				"(-o ro mounts it read-only)\n", argv[optind], bch_err_str(ret));
+			goto out;
+		}
+		bch_fs_rw_set_batch(c, true);
+		bo.rw = true;
+	}
 
 	/* libfuse's arguments */
 	add_arg(&args, "bcachefs");
 	add_arg(&args, "-o");
-	add_arg(&args, "ro,default_permissions,subtype=bcachefs");
+	add_arg(&args, fo.read_only ? "ro,default_permissions,subtype=bcachefs"
+				    : "rw,default_permissions,subtype=bcachefs");
 	/*
 	 * Reads of up to 1 MiB by default (the most the kernel sends in one
 	 * request when libfuse asks for 256 pages): each request is a round
@@ -305,6 +340,23 @@ out_signals:
 out:
 	if (se)
 		fuse_session_destroy(se);
+	if (bf && bch_fuse_stop(bf, &err)) {
+		mount_log(bo.log_arg ? bo.log_arg : (void *)"bcachefs", printbuf_str(&err));
+		code = EXIT_FAIL;
+	}
+	printbuf_reset(&err);
+	if (c && c->rw) {
+		/* everything written, the filesystem marked clean */
+		ret = bch_fs_rw_stop(c, &err);
+		if (ret) {
+			char msg[256];
+
+			snprintf(msg, sizeof(msg), "unmount: writing the filesystem out failed (%s): %s",
+				 bch_err_str(ret), printbuf_str(&err));
+			mount_log(bo.log_arg ? bo.log_arg : (void *)"bcachefs", msg);
+			code = EXIT_FAIL;
+		}
+	}
 	if (bf && fo.verbose) {
 		unsigned long nr_done, nr_taken, nr_served;
 

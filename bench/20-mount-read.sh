@@ -60,7 +60,7 @@ for r in $(seq "$runs"); do
 		floor=$(best $floor $t)
 	fi
 
-	"$bin" mount ${BENCH_MOUNT_OPTS:-} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
+	"$bin" mount -o ro ${BENCH_MOUNT_OPTS:-} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
 	t=$(dd_ns "$work/mnt/big")
 	fusermount3 -u "$work/mnt"
 	fuse=$(best $fuse $t)
@@ -98,7 +98,7 @@ cat "$work/fs.img" > /dev/null
 ahead=0 self=0
 for r in $(seq "$runs"); do
 	for o in "" noread_ahead; do
-		"$bin" mount ${o:+-o $o} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
+		"$bin" mount -o ro ${o:+-o $o} "$work/fs.img" "$work/mnt" || { echo "mount failed"; exit 1; }
 		t=$(dd_ns "$work/mnt/text")
 		fusermount3 -u "$work/mnt"
 		if [ -n "$o" ]; then

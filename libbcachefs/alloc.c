@@ -36,7 +36,8 @@ static bool bucket_is_free(const struct bch_dev_alloc *d, uint64_t b)
 {
 	const struct bucket_h *g = bch_bucket(d, b);
 
-	return b >= d->first_bucket && !g->owned && !g->data_type && !g->dirty_sectors;
+	return b >= d->first_bucket && !g->owned && !g->pending && !g->data_type &&
+		!g->dirty_sectors;
 }
 
 /* After bucket @b changed: it was free before (@was_free); keep nr_free right. */
@@ -176,6 +177,7 @@ void bch_alloc_exit(struct bch_allocator *a)
 		free(a->devs[i]->journal);
 		free(a->devs[i]);
 	}
+	free(a->pending);
 	bch_replicas_exit(&a->replicas);
 	memset(a, 0, sizeof(*a));
 }
@@ -506,6 +508,113 @@ void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket)
 	g->dirty_sectors = 0;
 	g->owned = false;
 	free_account(d, bucket, was_free);
+}
+
+/* ---- user data at run time ---------------------------------------------- */
+
+static void pending_add(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint64_t seq)
+{
+	if (a->nr_pending == a->size_pending) {
+		a->size_pending = a->size_pending ? 2 * a->size_pending : 64;
+		a->pending = xrealloc(a->pending, a->size_pending * sizeof(*a->pending));
+	}
+	a->pending[a->nr_pending++] = (struct bch_pending_free) {
+		.dev = dev, .bucket = bucket, .seq = seq,
+	};
+}
+
+/* @g (of @d, bucket @b) holds nothing now: it waits for entry @seq. */
+static void user_bucket_empty(struct bch_allocator *a, struct bch_dev_alloc *d, uint64_t b,
+			      struct bucket_h *g, uint64_t seq)
+{
+	g->data_type = 0;
+	g->pending = true;
+	g->pending_seq = (uint32_t)seq;
+	pending_add(a, d->idx, b, seq);
+}
+
+void bch_alloc_user_add(struct bch_allocator *a, unsigned dev, uint64_t bucket,
+			int64_t delta, uint64_t seq)
+{
+	struct bch_dev_alloc *d = dev_get(a, dev);
+	struct bucket_h *g;
+	bool was_free;
+
+	if (!d || bucket >= d->nbuckets || !delta)
+		return;
+	g = bch_bucket_mut(d, bucket);
+	/* another kind of data here is fsck's business: left alone */
+	if (g->data_type && g->data_type != BCH_DATA_USER)
+		return;
+	was_free = bucket_is_free(d, bucket);
+	if (delta > 0) {
+		g->data_type = BCH_DATA_USER;
+		g->dirty_sectors = (uint64_t)g->dirty_sectors + (uint64_t)delta > UINT32_MAX
+			? UINT32_MAX : g->dirty_sectors + (uint32_t)delta;
+	} else {
+		g->dirty_sectors = (uint64_t)-delta >= g->dirty_sectors
+			? 0 : g->dirty_sectors - (uint32_t)-delta;
+		if (!g->dirty_sectors && g->data_type == BCH_DATA_USER && !g->owned)
+			user_bucket_empty(a, d, bucket, g, seq);
+	}
+	free_account(d, bucket, was_free);
+}
+
+void bch_alloc_wp_close(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint64_t seq)
+{
+	struct bch_dev_alloc *d = dev_get(a, dev);
+	struct bucket_h *g;
+	bool was_free;
+
+	if (!d || bucket >= d->nbuckets)
+		return;
+	was_free = bucket_is_free(d, bucket);
+	g = bch_bucket_mut(d, bucket);
+	g->owned = false;
+	if (!g->dirty_sectors && (!g->data_type || g->data_type == BCH_DATA_USER))
+		user_bucket_empty(a, d, bucket, g, seq);
+	free_account(d, bucket, was_free);
+}
+
+void bch_alloc_release_durable(struct bch_allocator *a, uint64_t durable_seq)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < a->nr_pending; i++) {
+		struct bch_pending_free *p = &a->pending[i];
+		struct bch_dev_alloc *d = dev_get(a, p->dev);
+		struct bucket_h *g;
+		bool was_free;
+
+		if (p->seq > durable_seq) {
+			a->pending[o++] = *p;
+			continue;
+		}
+		if (!d)
+			continue;
+		was_free = bucket_is_free(d, p->bucket);
+		g = bch_bucket_mut(d, p->bucket);
+		/* a later emptying waits for its own entry */
+		if (g->pending && g->pending_seq == (uint32_t)p->seq) {
+			/*
+			 * free now, or in use: a write point closes a bucket
+			 * before the keys of its data are committed (they go in
+			 * the same entry)
+			 */
+			g->pending = false;
+			if (!g->dirty_sectors && g->data_type == BCH_DATA_USER)
+				g->data_type = 0;
+		}
+		free_account(d, p->bucket, was_free);
+	}
+	a->nr_pending = o;
+}
+
+uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev)
+{
+	const struct bch_dev_alloc *d = dev_get(a, dev);
+
+	return d ? d->nr_free : 0;
 }
 
 void bch_alloc_clear_dirty(struct bch_allocator *a)

@@ -34,7 +34,9 @@ struct bucket_h {
 	bool		gen_dirty;	/* gen changed: its alloc key must be written */
 	bool		owned;		/* handed out by bch_alloc_bucket() */
 	bool		has_key;	/* the alloc btree has a key for it */
+	bool		pending;	/* emptied: free once pending_seq is durable */
 	uint32_t	dirty_sectors;
+	uint32_t	pending_seq;	/* low 32 bits of the newest such seq */
 };
 
 struct bch_dev_alloc {
@@ -63,6 +65,8 @@ struct bch_dev_alloc {
 #define BUCKET_CHUNK_SHIFT	14
 #define BUCKET_CHUNK		(1ULL << BUCKET_CHUNK_SHIFT)
 
+_Static_assert(sizeof(struct bucket_h) == 16, "bucket_h");
+
 /* Bucket @b (< nbuckets) of @d, to read: a shared zero bucket when untouched. */
 static inline const struct bucket_h *bch_bucket(const struct bch_dev_alloc *d, uint64_t b)
 {
@@ -90,6 +94,13 @@ struct bch_replicas_table {
 	bool			changed;	/* entries added since load */
 };
 
+/* A bucket that emptied: free once journal entry @seq is durable (30 §5.6). */
+struct bch_pending_free {
+	unsigned	dev;
+	uint64_t	bucket;
+	uint64_t	seq;
+};
+
 struct bch_allocator {
 	struct bch_dev_alloc	*devs[BCH_ALLOC_MAX_DEVS];
 	unsigned		nr_devices;	/* superblock nr_devices */
@@ -99,6 +110,10 @@ struct bch_allocator {
 	unsigned		meta_replicas_req;
 	unsigned		rr;		/* round-robin cursor among equal devices */
 	struct bch_replicas_table replicas;
+
+	/* emptied buckets waiting for their journal entry (bch_alloc_user_add) */
+	struct bch_pending_free	*pending;
+	size_t			nr_pending, size_pending;
 };
 
 /*
@@ -182,6 +197,30 @@ void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket);
  * its alloc key dirty. False when there is no such bucket. (issue #5)
  */
 bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen);
+
+/*
+ * ---- user data, at run time ----
+ *
+ * A user-data bucket counts the logical sectors of the live extents that
+ * point into it (key sizes: a linear count, so that an overwrite subtracts
+ * exactly what it covers, compressed or not). When the count reaches 0
+ * the bucket is not free at once: its keys were overwritten by an update
+ * in journal entry @seq, and until that entry is durable a crash would
+ * bring them back. It is held (owned) until bch_alloc_release_durable()
+ * is told that @seq is durable (held: pending). A bucket a write point is
+ * filling (owned) waits for bch_alloc_wp_close(), which may come before
+ * the keys of its data are committed: a held bucket that got data
+ * meanwhile is simply in use when its entry is durable, and one emptied
+ * again meanwhile waits for the later entry.
+ */
+void bch_alloc_user_add(struct bch_allocator *a, unsigned dev, uint64_t bucket,
+			int64_t delta, uint64_t seq);
+/* A write point is done with @bucket (full, or stopping): see above. */
+void bch_alloc_wp_close(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint64_t seq);
+/* Buckets that emptied in entries up to @durable_seq become free. */
+void bch_alloc_release_durable(struct bch_allocator *a, uint64_t durable_seq);
+/* Free buckets of @dev. */
+uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev);
 
 /* Every gen change is in the alloc btree now. */
 void bch_alloc_clear_dirty(struct bch_allocator *a);

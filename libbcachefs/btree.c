@@ -239,184 +239,106 @@ static void pr_pos(struct printbuf *out, struct bpos_h p)
 		       (unsigned long long)p.offset);
 }
 
-/* ---- journal overlay ---- */
-
-struct aged_key {
-	struct bkey_ref	k;
-	uint64_t	seq;
-	unsigned	idx;
-};
-
-static int aged_cmp(const void *_a, const void *_b)
-{
-	const struct aged_key *a = _a, *b = _b;
-
-	if (a->seq != b->seq)
-		return a->seq < b->seq ? -1 : 1;
-	return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
+/* ---- the overlay ---- */
 
 /*
- * The journal keys (sorted by btree, level, position) that may touch
- * [min, max] of @btree_id's leaves lie in [*@from, *@to): the first with
- * p >= min (extents: p > min, an extent ending at min is before it) up to
- * the last that can still reach into the range.
+ * Overlay keys (overlay.h: sorted, one per position, extents without
+ * overlap) of leaf range [min, max] of @btree_id, in order; extents cut
+ * to the range. *@out is malloc'd (NULL when there are none).
  */
-static void journal_keys_range(const struct journal_state *j, unsigned btree_id,
-			       struct bpos_h min, struct bpos_h max, size_t *from, size_t *to)
+static size_t overlay_collect(struct bch_fs *c, unsigned btree_id,
+			      struct bpos_h min, struct bpos_h max,
+			      struct node_arena *arena, struct bkey_ref **out)
 {
-	size_t l = 0, r = j->nr_keys;
+	const struct ov_key *o;
+	struct ov_iter it;
+	struct bkey_ref *v = NULL;
+	size_t nr = 0, size = 0;
 
-	while (l < r) {
-		size_t m = l + (r - l) / 2;
-		const struct journal_key *jk = &j->keys[m];
-		bool before = jk->btree_id != btree_id
-			? jk->btree_id < btree_id
-			: jk->level ? false
-			: is_extents(btree_id) ? bpos_cmp(jk->k.k.p, min) <= 0
-					       : bpos_cmp(jk->k.k.p, min) < 0;
+	bch_overlay_seek(&c->overlay, btree_id, min, &it);
+	for (; (o = bch_overlay_peek(&it)); bch_overlay_next(&it)) {
+		struct bkey_ref k = ov_key_ref(o);
 
-		if (before)
-			l = m + 1;
-		else
-			r = m;
-	}
-	*from = l;
-	for (r = l; r < j->nr_keys; r++) {
-		const struct journal_key *jk = &j->keys[r];
+		if (is_extents(btree_id)) {
+			struct bpos_h start = bkey_start_pos(&k.k);
+			uint64_t s = start.offset, e = k.k.p.offset;
 
-		if (jk->btree_id != btree_id || jk->level)
+			if (bpos_cmp(start, max) >= 0)
+				break;
+			if (bpos_cmp(start, min) < 0)
+				s = min.offset;
+			if (bpos_cmp(k.k.p, max) > 0)
+				e = max.offset;
+			if (s != start.offset || e != k.k.p.offset)
+				k = bch_extent_piece(&k, s, e, arena);
+		} else if (bpos_cmp(k.k.p, max) > 0) {
 			break;
-		if (!is_extents(btree_id) ? bpos_cmp(jk->k.k.p, max) > 0
-		    : jk->k.k.p.inode > max.inode ||
-		      (jk->k.k.p.inode == max.inode &&
-		       jk->k.k.p.offset - max.offset > (uint64_t)UINT32_MAX &&
-		       jk->k.k.p.offset > max.offset))
-			break;
+		}
+		if (nr == size) {
+			size = size ? 2 * size : 16;
+			v = xrealloc(v, size * sizeof(*v));
+		}
+		v[nr++] = k;
 	}
-	*to = r;
+	*out = v;
+	return nr;
 }
 
 bool bch_btree_journal_keys_in(struct bch_fs *c, unsigned btree_id,
 			       struct bpos_h min, struct bpos_h max)
 {
-	const struct journal_state *j = &c->journal;
-	size_t from, to, i;
+	const struct ov_key *o;
+	struct ov_iter it;
 
-	journal_keys_range(j, btree_id, min, max, &from, &to);
-	for (i = from; i < to; i++) {
-		const struct bkey_ref *k = &j->keys[i].k;
-
-		if (!is_extents(btree_id) || bpos_cmp(bkey_start_pos(&k->k), max) < 0 ||
-		    (!k->k.size && bpos_cmp(k->k.p, max) <= 0))
-			return true;
-	}
-	return false;
-}
-
-/* Journal keys of leaf range [min, max], clipped to it (extents), oldest first. */
-static size_t journal_keys_collect(struct bch_fs *c, unsigned btree_id,
-				   struct bpos_h min, struct bpos_h max,
-				   struct node_arena *arena, struct aged_key **out)
-{
-	const struct journal_state *j = &c->journal;
-	struct aged_key *v = NULL;
-	size_t i, nr = 0, from, to;
-
-	journal_keys_range(j, btree_id, min, max, &from, &to);
-	for (i = from; i < to; i++) {
-		const struct journal_key *jk = &j->keys[i];
-		struct bkey_ref k = jk->k;
-
-		if (is_extents(btree_id)) {
-			struct bpos_h start = bkey_start_pos(&k.k);
-
-			if (bpos_cmp(k.k.p, min) <= 0 || bpos_cmp(start, max) >= 0)
-				continue;
-			if (!k.k.size) {
-				if (bpos_cmp(k.k.p, max) > 0)
-					continue;
-			} else {
-				uint64_t s = start.offset, e = k.k.p.offset;
-
-				if (bpos_cmp(start, min) < 0)
-					s = min.offset;
-				if (bpos_cmp(k.k.p, max) > 0)
-					e = max.offset;
-				if (s != start.offset || e != k.k.p.offset)
-					k = bch_extent_piece(&jk->k, s, e, arena);
-			}
-		} else if (bpos_cmp(k.k.p, min) < 0 || bpos_cmp(k.k.p, max) > 0) {
-			continue;
-		}
-		v = xrealloc(v, (nr + 1) * sizeof(*v));
-		v[nr].k = k;
-		v[nr].seq = jk->seq;
-		v[nr].idx = jk->idx;
-		nr++;
-	}
-	if (nr)
-		qsort(v, nr, sizeof(*v), aged_cmp);
-	*out = v;
-	return nr;
+	bch_overlay_seek(&c->overlay, btree_id, min, &it);
+	o = bch_overlay_peek(&it);
+	if (!o)
+		return false;
+	return is_extents(btree_id) ? bpos_cmp(bkey_start_pos(&o->k), max) < 0
+				    : bpos_cmp(o->k.p, max) <= 0;
 }
 
 /*
- * Lay the journal keys of [min, max] over the node keys @nk: the journal
- * keys (oldest first) are cut into runs that are each sorted without
- * overlap, and every run is applied over the result so far.
+ * Lay the overlay keys of [min, max] over the node keys @nk: the overlay
+ * is newer than every node key (for extents, per sector).
  */
 void bch_btree_overlay(struct bch_fs *c, unsigned btree_id, struct bpos_h min,
 		       struct bpos_h max, const struct bkey_ref *nk, size_t nr,
 		       struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
 {
 	bool extents = is_extents(btree_id);
-	struct aged_key *jk;
-	size_t nr_j = journal_keys_collect(c, btree_id, min, max, arena, &jk);
-	struct bkey_ref *jrefs = xcalloc(nr_j + 1, sizeof(*jrefs));
-	struct key_run *runs = xcalloc(nr_j + 1, sizeof(*runs));
-	unsigned nr_runs = 0;
-	size_t i;
+	struct bkey_ref *ok;
+	size_t nr_o = overlay_collect(c, btree_id, min, max, arena, &ok);
 
-	runs[nr_runs++] = (struct key_run) { .k = nk, .nr = nr };
-	for (i = 0; i < nr_j; i++) {
-		struct key_run *r = &runs[nr_runs - 1];
-		bool fits = nr_runs > 1 && r->nr &&
-			(extents
-			 ? bpos_cmp(r->k[r->nr - 1].k.p, bkey_start_pos(&jk[i].k.k)) <= 0
-			 : bpos_cmp(r->k[r->nr - 1].k.p, jk[i].k.k.p) < 0);
-
-		jrefs[i] = jk[i].k;
-		if (!fits)
-			runs[nr_runs++] = (struct key_run) { .k = &jrefs[i], .nr = 0 };
-		runs[nr_runs - 1].nr++;
-	}
-
-	if (nr_runs == 1) {
-		/* nothing from the journal here: the node's keys as they are */
+	if (!nr_o) {
+		/* nothing from the overlay here: the node's keys as they are */
 		*out = xmalloc((nr + 1) * sizeof(**out));
 		if (nr)
 			memcpy(*out, nk, nr * sizeof(*nk));
 		*nr_out = nr;
 	} else {
-		bch_keys_overlay(extents, runs, nr_runs, arena, out, nr_out);
+		struct key_run runs[2] = {
+			{ .k = nk, .nr = nr },
+			{ .k = ok, .nr = nr_o },
+		};
+
+		bch_keys_overlay(extents, runs, 2, arena, out, nr_out);
 	}
-	if (extents && nr_j) {
+	if (extents && nr_o) {
 		struct btree_node_ctx ctx;
 
 		btree_node_ctx_init(&ctx, c);
 		*nr_out = bch_extents_merge(*out, *nr_out, ctx.bucket_size);
 	}
-	free(runs);
-	free(jrefs);
-	free(jk);
+	free(ok);
 }
 
-static void leaf_overlay(struct btree_iter *iter, const struct bkey_ref *nk, size_t nr)
+static void leaf_overlay(struct btree_iter *iter, struct bpos_h min, struct bpos_h max,
+			 const struct bkey_ref *nk, size_t nr)
 {
 	free(iter->keys);
 	iter->keys = NULL;
-	bch_btree_overlay(iter->c, iter->btree_id, iter->leaf_min, iter->leaf_max,
+	bch_btree_overlay(iter->c, iter->btree_id, min, max,
 			  nk, nr, iter->arena, &iter->keys, &iter->nr_keys);
 }
 
@@ -449,6 +371,56 @@ static bool child_find(struct btree_iter *iter, const struct btree_node_h *n,
 	return true;
 }
 
+/*
+ * The keys of the leaf range [leaf_min, leaf_max] (node keys @nk) with the
+ * overlay laid over them. A bounded iterator takes only the part of the
+ * range from its position to its end (binary search in the node's sorted
+ * keys): a lookup then costs what it returns, not a whole leaf.
+ */
+static void leaf_window(struct btree_iter *iter, const struct bkey_ref *nk, size_t nr)
+{
+	bool extents = is_extents(iter->btree_id);
+	struct bpos_h min = iter->leaf_min, max = iter->leaf_max;
+	size_t a, b, l, r;
+
+	if (!iter->bounded) {
+		leaf_overlay(iter, min, max, nk, nr);
+		return;
+	}
+	if (bpos_cmp(iter->pos, min) > 0)
+		min = iter->pos;
+	if (bpos_cmp(iter->end, max) < 0)
+		max = iter->end;
+	if (bpos_cmp(min, max) > 0) {
+		leaf_overlay(iter, min, min, NULL, 0);
+		iter->nr_keys = 0;
+		return;
+	}
+	/* first node key at or after min (extents: ending after it) */
+	for (l = 0, r = nr; l < r;) {
+		size_t m = l + (r - l) / 2;
+
+		if (pos_reached(iter->btree_id, nk[m].k.p, min))
+			r = m;
+		else
+			l = m + 1;
+	}
+	a = l;
+	/* first node key past max (extents: starting at or after it) */
+	for (r = nr; l < r;) {
+		size_t m = l + (r - l) / 2;
+		bool past = extents ? bpos_cmp(bkey_start_pos(&nk[m].k), max) >= 0
+				    : bpos_cmp(nk[m].k.p, max) > 0;
+
+		if (past)
+			r = m;
+		else
+			l = m + 1;
+	}
+	b = l;
+	leaf_overlay(iter, min, max, nk ? nk + a : NULL, b - a);
+}
+
 /* Load the leaf range that contains iter->pos into iter->keys. */
 static int iter_load_leaf(struct btree_iter *iter)
 {
@@ -468,7 +440,7 @@ static int iter_load_leaf(struct btree_iter *iter)
 	iter->leaf_max = POS_H_MAX;
 
 	if (!root->present) {
-		leaf_overlay(iter, NULL, 0);
+		leaf_window(iter, NULL, 0);
 		return 0;
 	}
 	if (root->level >= BTREE_ITER_MAX_DEPTH) {
@@ -535,7 +507,7 @@ static int iter_load_leaf(struct btree_iter *iter)
 		parent = n;
 	}
 
-	leaf_overlay(iter, n ? n->keys : NULL, n ? n->nr_keys : 0);
+	leaf_window(iter, n ? n->keys : NULL, n ? n->nr_keys : 0);
 	/* the keys' values point into the node: keep it until the next leaf */
 	iter->leaf = n;
 	return 0;
@@ -548,10 +520,20 @@ void bch_btree_iter_init(struct btree_iter *iter, struct bch_fs *c,
 	iter->c = c;
 	iter->btree_id = btree_id;
 	iter->pos = pos;
+	iter->end = POS_H_MAX;
 	iter->err = err;
 	iter->arena = node_arena_new();
 	if (btree_id >= BCH_NR_BTREES)
 		iter->ret = -EINVAL;
+}
+
+void bch_btree_iter_init_range(struct btree_iter *iter, struct bch_fs *c,
+			       unsigned btree_id, struct bpos_h start, struct bpos_h end,
+			       struct printbuf *err)
+{
+	bch_btree_iter_init(iter, c, btree_id, start, err);
+	iter->end = end;
+	iter->bounded = true;
 }
 
 /* Move to the next leaf range; false at the end of the btree. */
@@ -561,6 +543,8 @@ static bool iter_next_leaf(struct btree_iter *iter)
 
 	if (bpos_eq(iter->leaf_max, POS_H_MAX) ||
 	    !pos_successor(iter->btree_id, iter->leaf_max, &next))
+		return false;
+	if (iter->bounded && bpos_cmp(iter->leaf_max, iter->end) >= 0)
 		return false;
 	if (!is_extents(iter->btree_id) && bpos_cmp(next, iter->leaf_max) <= 0)
 		return false;

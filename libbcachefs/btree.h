@@ -62,6 +62,8 @@ struct btree_iter {
 	struct bch_fs		*c;
 	unsigned		btree_id;
 	struct bpos_h		pos;		/* search position */
+	struct bpos_h		end;		/* bch_btree_iter_init_range() */
+	bool			bounded;
 	struct printbuf		*err;
 	int			ret;		/* sticky fatal error */
 	bool			started;
@@ -88,6 +90,15 @@ void bch_btree_iter_init(struct btree_iter *iter, struct bch_fs *c,
  * Current key in *@k, or *@k = NULL at the end. Returns 0, or a negative
  * error when the btree cannot be walked at all (no key loaded, ...).
  */
+/*
+ * An iterator over [@start, @end] only: non-extent keys with start <= p <=
+ * end; extents overlapping sectors [start, end) (those starting before
+ * @start may be cut at it). Each leaf is read only over that window, so a
+ * point lookup costs O(log n) instead of a whole leaf.
+ */
+void bch_btree_iter_init_range(struct btree_iter *iter, struct bch_fs *c,
+			       unsigned btree_id, struct bpos_h start, struct bpos_h end,
+			       struct printbuf *err);
 int bch_btree_iter_peek(struct btree_iter *iter, struct bkey_ref **k);
 void bch_btree_iter_advance(struct btree_iter *iter);
 /* peek, then advance past the returned key. */

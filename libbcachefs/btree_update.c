@@ -17,6 +17,7 @@
 #include "extents.h"
 #include "format.h"
 #include "fs.h"
+#include "io_write.h"
 #include "journal.h"
 #include "journal_write.h"
 #include "node.h"
@@ -46,16 +47,23 @@ struct bch_fs_rw {
 	uint64_t		last_seq;	/* for the next entry */
 	size_t			entry_u64s;	/* key space per journal entry */
 
-	/* values of the keys in the overlay that came from commits */
-	void			**mem;
-	size_t			nr_mem, size_mem;
-	unsigned		next_idx;	/* key order inside the overlay */
-
 	/* buckets of replaced nodes, free once the new tree is durable */
 	struct freed_bucket	*freed;
 	size_t			nr_freed, size_freed;
 
 	struct bch_rw_stats	stats;
+
+	/* the open journal entry (entry_open/entry_write) */
+	struct jset_builder	open;
+	bool			open_live;
+	size_t			open_u64s;	/* key space used in it */
+	uint64_t		open_since;	/* when it was opened (ns) */
+	uint64_t		durable_seq;	/* newest entry known to be durable */
+	bool			batch;		/* commits do not wait for their entry */
+
+	/* data writes (io_write.c) */
+	struct bch_write_point	*wp;
+	uint64_t		key_version;	/* 40 §40.4.7 */
 
 	/* fsck (issue #5): nodes to rewrite at the next checkpoint */
 	struct rw_forced	*forced;
@@ -163,12 +171,20 @@ static int mark_node(void *arg, const struct btree_node_visit *v)
 	return 0;
 }
 
-static void mark_extent(struct bch_fs_rw *rw, const struct bkey_ref *k)
+/*
+ * @sectors of extent @k are live (@sign 1) or not any more (-1): the
+ * buckets of its dirty, non-stale pointers count them (alloc.h: logical
+ * sectors, linear, so an overwrite subtracts exactly what it covers).
+ * Cached pointers mark their buckets as cached data (never freed here).
+ */
+static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint64_t sectors,
+			   int sign, uint64_t seq)
 {
 	struct extent_ptr_iter it;
 	struct extent_ptr_decoded p;
-	struct printbuf ignore = PRINTBUF;
 
+	if (k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED)
+		return;
 	extent_ptr_iter_init(&it, k);
 	while (extent_ptr_iter_next(&it, &p) > 0) {
 		struct bch_dev_alloc *d = p.ptr.dev < BCH_ALLOC_MAX_DEVS ? rw->a.devs[p.ptr.dev] : NULL;
@@ -179,11 +195,59 @@ static void mark_extent(struct bch_fs_rw *rw, const struct bkey_ref *k)
 		b = p.ptr.offset / d->bucket_size;
 		if (b >= d->nbuckets || gen_after(bch_bucket(d, b)->gen, (uint8_t)p.ptr.gen))
 			continue;	/* outside, or stale: the space is not in use */
-		bch_alloc_mark(&rw->a, p.ptr.dev, b,
-			       p.ptr.cached ? BCH_DATA_CACHED : BCH_DATA_USER,
-			       p.crc.compressed_size ?: k->k.size, &ignore);
+		if (p.ptr.cached || k->k.type == BCH_EXTENT_CACHED) {
+			if (sign > 0) {
+				struct printbuf ignore = PRINTBUF;
+
+				bch_alloc_mark(&rw->a, p.ptr.dev, b, BCH_DATA_CACHED,
+					       p.crc.compressed_size ?: k->k.size, &ignore);
+				printbuf_exit(&ignore);
+			}
+			continue;
+		}
+		bch_alloc_user_add(&rw->a, p.ptr.dev, b, sign * (int64_t)sectors, seq);
 	}
+}
+
+static void mark_extent(struct bch_fs_rw *rw, const struct bkey_ref *k)
+{
+	if (k->k.version_lo > rw->key_version)
+		rw->key_version = k->k.version_lo;
+	account_extent(rw, k, k->k.size, 1, 0);
+}
+
+/*
+ * Extent update @u replaces what was at its sectors: the buckets of the
+ * keys it covers lose those sectors (their bucket empties with journal
+ * entry @seq), its own gain them.
+ */
+static void extent_trigger(struct bch_fs *c, const struct trans_update *u, uint64_t seq)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct bpos_h s = bkey_start_pos(&u->k.k), e = u->k.k.p;
+	struct printbuf ignore = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+
+	if (!u->k.k.size)
+		return;
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_EXTENTS, s, e, &ignore);
+	while (!bch_btree_iter_peek(&iter, &k) && k) {
+		uint64_t ks = bkey_start_pos(&k->k).offset, ke = k->k.p.offset;
+
+		if (k->k.p.inode != s.inode || ks >= e.offset)
+			break;
+		if (ks < s.offset)
+			ks = s.offset;
+		if (ke > e.offset)
+			ke = e.offset;
+		if (ke > ks)
+			account_extent(rw, k, ke - ks, -1, seq);
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
 	printbuf_exit(&ignore);
+	account_extent(rw, &u->k, u->k.k.size, 1, seq);
 }
 
 static int mark_in_use(struct bch_fs *c, struct printbuf *err)
@@ -231,9 +295,9 @@ static void rw_free(struct bch_fs *c)
 
 	if (!rw)
 		return;
-	for (size_t i = 0; i < rw->nr_mem; i++)
-		free(rw->mem[i]);
-	free(rw->mem);
+	if (rw->open_live)
+		jset_builder_exit(&rw->open);
+	bch_write_point_free(NULL, rw->wp);
 	free(rw->freed);
 	free(rw->forced);
 	bch_journal_writer_exit(&rw->jw);
@@ -315,6 +379,9 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
 		ret = bch_alloc_init(&rw->a, c, err);
 	if (!ret)
 		ret = mark_in_use(c, err);
+	/* versions that writes lost in a crash may have used are skipped */
+	if (c->encrypted)
+		rw->key_version += 65536;
 	if (!ret)
 		ret = bch_journal_writer_init(&rw->jw, c, err);
 	if (ret) {
@@ -324,7 +391,7 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
 	bch_fs_key_ctx(c, &rw->kctx);
 	rw->unclean = !BCH_SB_CLEAN(c->sb);
 	rw->last_seq = c->journal.last_seq;
-	rw->next_idx = 1U << 30;	/* after every key read from the journal */
+	rw->durable_seq = rw->jw.seq;
 
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++)
 		if (rw->jw.devs[i].active && rw->jw.devs[i].nr &&
@@ -468,16 +535,19 @@ static int jset_start(struct bch_fs *c, struct jset_builder *b)
 
 /* Write @b as the next entry and keep the replicas table up to date. */
 static int journal_write(struct bch_fs *c, struct jset_builder *b, uint64_t last_seq,
-			 struct printbuf *err)
+			 bool flush, struct printbuf *err)
 {
 	struct bch_fs_rw *rw = c->rw;
-	int ret = bch_journal_write(&rw->jw, b, last_seq, err);
+	int ret = bch_journal_write(&rw->jw, b, last_seq, flush, err);
 
 	if (ret)
 		return ret;
 	rw->stats.journal_entries++;
 	c->journal.seq = rw->jw.seq;
 	c->journal.last_seq = last_seq ?: rw->jw.seq;
+	/* the preflush made every earlier entry durable; a flush this one */
+	rw->durable_seq = flush ? rw->jw.seq : rw->jw.seq - 1;
+	bch_alloc_release_durable(&rw->a, rw->durable_seq);
 	bch_replicas_add(&rw->a.replicas, BCH_DATA_JOURNAL, rw->jw.last_devs);
 	return replicas_sync(c, err);
 }
@@ -488,55 +558,98 @@ static unsigned journal_space(struct bch_fs *c)
 	return bch_journal_writer_buckets_free(&c->rw->jw);
 }
 
-static int journal_key_qcmp(const void *l, const void *r)
-{
-	return bch_journal_key_cmp(l, r);
-}
-
-/* Lay committed keys @u[0..nr) (journalled as @seq) over the btrees in memory. */
-static void overlay_add(struct bch_fs *c, const struct trans_update *u, size_t nr, uint64_t seq)
+/*
+ * The open journal entry: committed keys gather in it until it is full,
+ * a flush is asked for (fsync), or it is old enough; then it is written
+ * as one entry (30 §3.7). Transactions never straddle two entries unless
+ * one alone is larger than an entry.
+ */
+static int entry_write(struct bch_fs *c, bool flush, struct printbuf *err)
 {
 	struct bch_fs_rw *rw = c->rw;
-	struct journal_state *j = &c->journal;
-	struct journal_key *add = xcalloc(nr, sizeof(*add)), *merged;
-	size_t bytes = 0, i, a, b, o;
-	uint8_t *mem, *p;
+	int ret;
 
-	for (i = 0; i < nr; i++)
-		bytes += u[i].k.v_bytes;
-	p = mem = xmalloc(bytes ?: 1);
-	if (rw->nr_mem == rw->size_mem) {
-		rw->size_mem = rw->size_mem ? 2 * rw->size_mem : 64;
-		rw->mem = xrealloc(rw->mem, rw->size_mem * sizeof(*rw->mem));
-	}
-	rw->mem[rw->nr_mem++] = mem;
-
-	for (i = 0; i < nr; i++) {
-		add[i].btree_id	= u[i].btree_id;
-		add[i].level	= 0;
-		add[i].k	= u[i].k;
-		add[i].seq	= seq;
-		add[i].idx	= rw->next_idx++;
-		if (u[i].k.v_bytes) {
-			memcpy(p, u[i].k.v, u[i].k.v_bytes);
-			add[i].k.v = p;
-			p += u[i].k.v_bytes;
-		} else {
-			add[i].k.v = NULL;
+	if (!rw->open_live) {
+		/* nothing new: the entries written without a flush become durable */
+		if (flush && rw->durable_seq < rw->jw.seq) {
+			for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+				if (c->devs[i] && c->devs[i]->io && c->devs[i]->io->rw) {
+					ret = dev_flush(c->devs[i]->io);
+					if (ret) {
+						pr_buf(err, "%s: flush failed: %s\n",
+						       c->devs[i]->io->path, bch_err_str(ret));
+						return ret;
+					}
+				}
+			rw->durable_seq = rw->jw.seq;
+			bch_alloc_release_durable(&rw->a, rw->durable_seq);
 		}
+		return 0;
 	}
-	qsort(add, nr, sizeof(*add), journal_key_qcmp);
+	ret = jset_add_roots(c, &rw->open);
+	if (!ret)
+		ret = journal_write(c, &rw->open, rw->last_seq, flush, err);
+	jset_builder_exit(&rw->open);
+	rw->open_live = false;
+	rw->open_u64s = 0;
+	return ret;
+}
 
-	merged = xmalloc((j->nr_keys + nr) * sizeof(*merged));
-	for (a = b = o = 0; a < j->nr_keys || b < nr;)
-		if (b == nr || (a < j->nr_keys && bch_journal_key_cmp(&j->keys[a], &add[b]) <= 0))
-			merged[o++] = j->keys[a++];
-		else
-			merged[o++] = add[b++];
-	free(j->keys);
-	free(add);
-	j->keys = merged;
-	j->nr_keys = o;
+/* Open a new entry (a checkpoint first when the journal is short of space). */
+static int entry_open(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	int ret;
+
+	if (rw->open_live)
+		return 0;
+	if (journal_space(c) < 3) {
+		ret = bch_fs_checkpoint(c, err);
+		if (ret)
+			return ret;
+	}
+	ret = jset_start(c, &rw->open);
+	if (ret) {
+		jset_builder_exit(&rw->open);
+		return ret;
+	}
+	rw->open_live = true;
+	rw->open_u64s = 0;
+	rw->open_since = bch_now_ns();
+	return 0;
+}
+
+static size_t trans_u64s(const struct btree_trans *t, size_t from)
+{
+	size_t u64s = 0;
+
+	for (size_t i = from; i < t->nr; i++)
+		u64s += 1 + t->u[i].k.k.u64s;
+	return u64s;
+}
+
+/*
+ * A checkpoint now: the overlay holds more than BCH_OVERLAY_MAX_BYTES, or
+ * its nodes might not fit the free buckets of a metadata device any more
+ * (each overlay key may need a leaf of its own, each new node a bucket;
+ * old nodes go back only after the checkpoint): on a nearly full
+ * filesystem checkpoints come more often, and always find their space.
+ */
+static bool checkpoint_due(struct bch_fs *c)
+{
+	struct bch_allocator *a = &c->rw->a;
+	uint64_t min_free = UINT64_MAX;
+
+	if (c->overlay.bytes > BCH_OVERLAY_MAX_BYTES)
+		return true;
+	for (unsigned i = 0; i < BCH_ALLOC_MAX_DEVS; i++) {
+		const struct bch_dev_alloc *d = a->devs[i];
+
+		if (d && d->present && d->state == BCH_MEMBER_STATE_RW &&
+		    (d->data_allowed & (1U << BCH_DATA_BTREE)) && d->nr_free < min_free)
+			min_free = d->nr_free;
+	}
+	return min_free != UINT64_MAX && c->overlay.nr_keys + 32 > min_free / 2;
 }
 
 int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
@@ -555,33 +668,38 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	if (!ret)
 		ret = mark_unclean(c, err);
 
-	while (!ret && i < t->nr) {
-		struct jset_builder b;
-		size_t j = i, u64s = 0;
+	/* a transaction that fits an entry goes into one: close a fuller one */
+	if (!ret && rw->open_live && rw->open_u64s &&
+	    rw->open_u64s + trans_u64s(t, 0) > rw->entry_u64s)
+		ret = entry_write(c, false, err);
 
-		if (journal_space(c) < 3) {
-			ret = bch_fs_checkpoint(c, err);
+	while (!ret && i < t->nr) {
+		size_t j = i;
+
+		ret = entry_open(c, err);
+		while (!ret && j < t->nr &&
+		       (!rw->open_u64s || rw->open_u64s + 1 + t->u[j].k.k.u64s <= rw->entry_u64s)) {
+			const struct trans_update *u = &t->u[j];
+
+			rw->open_u64s += 1 + u->k.k.u64s;
+			ret = jset_add_keys(&rw->open, u->btree_id, 0, &u->k, 1);
 			if (ret)
 				break;
-		}
-		ret = jset_start(c, &b);
-		while (!ret && j < t->nr &&
-		       (j == i || u64s + 1 + t->u[j].k.k.u64s <= rw->entry_u64s)) {
-			u64s += 1 + t->u[j].k.k.u64s;
-			ret = jset_add_keys(&b, t->u[j].btree_id, 0, &t->u[j].k, 1);
+			if (u->btree_id == BTREE_ID_EXTENTS && !t->raw)
+				extent_trigger(c, u, rw->jw.seq + 1);
+			bch_overlay_insert(&c->overlay, u->btree_id, &u->k);
 			j++;
 		}
-		if (!ret)
-			ret = jset_add_roots(c, &b);
-		if (!ret)
-			ret = journal_write(c, &b, rw->last_seq, err);
-		jset_builder_exit(&b);
 		if (ret)
 			break;
-		overlay_add(c, t->u + i, j - i, rw->jw.seq);
 		rw->stats.keys += j - i;
 		i = j;
+		/* a transaction larger than an entry: each full entry goes out */
+		if (i < t->nr)
+			ret = entry_write(c, false, err);
 	}
+	if (!ret && !rw->batch)
+		ret = entry_write(c, true, err);
 	if (ret) {
 		if (i < t->nr && i)
 			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
@@ -591,7 +709,46 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 		rw->stats.commits++;
 	}
 	trans_reset(t);
+	if (!ret && rw->batch && checkpoint_due(c))
+		ret = bch_fs_checkpoint(c, err);
 	return ret;
+}
+
+int bch_journal_flush(struct bch_fs *c, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	int ret;
+
+	if (!rw)
+		return 0;
+	if (rw->failed) {
+		pr_str(err, "filesystem is not writable\n");
+		return -EROFS;
+	}
+	ret = entry_write(c, true, err);
+	if (ret)
+		rw->failed = true;
+	return ret;
+}
+
+int bch_journal_flush_old(struct bch_fs *c, uint64_t age_ns, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	if (!rw || rw->failed || !rw->open_live || bch_now_ns() - rw->open_since < age_ns)
+		return 0;
+	return bch_journal_flush(c, err);
+}
+
+void bch_fs_rw_set_batch(struct bch_fs *c, bool batch)
+{
+	if (rw_get(c))
+		c->rw->batch = batch;
+}
+
+uint64_t bch_journal_seq_durable(const struct bch_fs *c)
+{
+	return c->rw ? c->rw->durable_seq : 0;
 }
 
 /* ---- checkpoint ----------------------------------------------------------- */
@@ -1080,14 +1237,10 @@ out:
 /* After the new tree is durable: the overlay is in it. */
 static void overlay_clear(struct bch_fs *c)
 {
-	struct bch_fs_rw *rw = c->rw;
-
 	free(c->journal.keys);
 	c->journal.keys = NULL;
 	c->journal.nr_keys = 0;
-	for (size_t i = 0; i < rw->nr_mem; i++)
-		free(rw->mem[i]);
-	rw->nr_mem = 0;
+	bch_overlay_clear(&c->overlay);
 }
 
 int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
@@ -1104,6 +1257,9 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	}
 	memcpy(saved, c->roots, sizeof(saved));
 	ret = mark_unclean(c, err);
+	/* what was committed goes out first: the checkpoint's entry follows it */
+	if (!ret)
+		ret = entry_write(c, false, err);
 	for (id = 0; id < BCH_NR_BTREES && !ret; id++)
 		if (id != BTREE_ID_ALLOC)
 			ret = rewrite_btree(c, id, err);
@@ -1117,7 +1273,7 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	if (!ret) {
 		ret = jset_add_roots(c, &b);
 		if (!ret)
-			ret = journal_write(c, &b, 0, err);
+			ret = journal_write(c, &b, 0, true, err);
 		jset_builder_exit(&b);
 	}
 	if (ret) {
@@ -1139,6 +1295,83 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	return 0;
 }
 
+/* ---- for the data write path (io_write.c) ---------------------------------- */
+
+struct bch_allocator *bch_fs_rw_alloc(struct bch_fs *c)
+{
+	return c->rw ? &c->rw->a : NULL;
+}
+
+struct bch_write_point **bch_fs_rw_wp(struct bch_fs *c)
+{
+	struct bch_fs_rw *rw = rw_get(c);
+
+	return rw && !rw->failed ? &rw->wp : NULL;
+}
+
+uint64_t bch_fs_rw_key_version(struct bch_fs *c)
+{
+	return ++c->rw->key_version + 1;
+}
+
+uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev)
+{
+	const struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS && c->rw ? c->rw->a.devs[dev] : NULL;
+	uint64_t n;
+
+	if (!d)
+		return 0;
+	n = (d->nbuckets - d->first_bucket) >> 5;
+	return n < 8 ? 8 : n;
+}
+
+int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
+			  struct printbuf *err)
+{
+	struct bch_fs_rw *rw = rw_get(c);
+	struct btree_trans t;
+	uint64_t v;
+	int ret;
+
+	if (!rw || rw->failed)
+		return -EROFS;
+	/* the metadata reserve: a checkpoint must always find its nodes */
+	if (bch_alloc_dev_free(&rw->a, dev) <= bch_fs_rw_reserve(c, dev))
+		return -BCH_ERR_nospc;
+	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);
+	if (ret)
+		return ret;
+	/* the read side judges cached pointers by these gens */
+	if (c->devs[dev] && c->devs[dev]->bucket_gens && *bucket < c->devs[dev]->nbuckets)
+		c->devs[dev]->bucket_gens[*bucket] = *gen;
+	/* its new gen is journalled before any pointer to it (30 §5.6) */
+	v = cpu_to_le64((uint64_t)*gen << 8);
+	bch_trans_init(&t, c);
+	bch_trans_update(&t, BTREE_ID_ALLOC,
+			 &(struct bkey_h) { .type = 128, .p = POS_H(dev, *bucket) }, &v, 8);
+	ret = bch_trans_commit(&t, err);
+	bch_trans_exit(&t);
+	return ret;
+}
+
+void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket)
+{
+	if (c->rw)
+		bch_alloc_wp_close(&c->rw->a, dev, bucket, c->rw->jw.seq + 1);
+}
+
+int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,
+			    struct printbuf *err)
+{
+	struct bch_fs_rw *rw = rw_get(c);
+
+	if (!rw)
+		return -EROFS;
+	if (!bch_replicas_add(&rw->a.replicas, data_type, devs))
+		return 0;
+	return replicas_sync(c, err);
+}
+
 int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
 {
 	struct bch_fs_rw *rw = c->rw;
@@ -1151,7 +1384,10 @@ int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem left as its journal says (an earlier write failed)\n");
 		return -EIO;
 	}
-	if (c->journal.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint)
+	bch_write_point_free(c, rw->wp);
+	rw->wp = NULL;
+	if (c->overlay.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint ||
+	    rw->open_live)
 		ret = bch_fs_checkpoint(c, err);
 	if (!ret && rw->unclean)
 		ret = sb_write_all(c, true, err);

@@ -7,10 +7,11 @@
  *   bch_fs_rw_start(c)              allocator state from a mark of every
  *                                   pointer; journal writer after the read
  *   bch_trans_update()/_delete()    collect keys (copies)
- *   bch_trans_commit()              one journal entry with the keys (and
- *                                   every root), flushed; then the keys join
- *                                   the in-memory overlay, so iterators see
- *                                   them at once
+ *   bch_trans_commit()              the keys go into the open journal
+ *                                   entry (written with every root and
+ *                                   flushed at once, or batched, see
+ *                                   below); they join the in-memory
+ *                                   overlay, so iterators see them at once
  *   bch_fs_checkpoint()             the overlay written into the btrees:
  *                                   copy-on-write of every node on the path
  *                                   of a changed key (splits as needed, a
@@ -104,6 +105,11 @@ struct btree_trans {
 	struct trans_update	*u;
 	size_t			nr, size;
 	bool			bad_value;	/* an update was refused: commit fails */
+	/*
+	 * Keys as they are, no bucket accounting (test tools planting
+	 * damage): the allocator does not learn what the keys reference.
+	 */
+	bool			raw;
 };
 
 void bch_trans_init(struct btree_trans *t, struct bch_fs *c);
@@ -136,6 +142,29 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err);
 
 /* Write the overlay into the btrees now (see above). */
 int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err);
+
+/*
+ * ---- the running filesystem (the mount) ----
+ *
+ * Batched commits: bch_trans_commit() puts the keys in the open journal
+ * entry and returns; the entry is written when it is full, by
+ * bch_journal_flush() (fsync: everything committed before is durable when
+ * it returns) or by bch_journal_flush_old() (a timer: at the latest every
+ * journal write delay). A crash loses the transactions of the entries not
+ * written, each whole: nothing half-done is visible after replay. A
+ * checkpoint also runs when the overlay holds more than
+ * BCH_OVERLAY_MAX_BYTES (so memory stays bounded).
+ */
+#define BCH_OVERLAY_MAX_BYTES	(64ULL << 20)
+/* How old the open journal entry may get (30 §3.7: 1000 ms). */
+#define BCH_JOURNAL_WRITE_DELAY_NS	(1000ULL * 1000 * 1000)
+
+void bch_fs_rw_set_batch(struct bch_fs *c, bool batch);
+int bch_journal_flush(struct bch_fs *c, struct printbuf *err);
+/* Write the open entry if it was opened more than @age_ns ago. */
+int bch_journal_flush_old(struct bch_fs *c, uint64_t age_ns, struct printbuf *err);
+/* Seq of the newest journal entry known to be durable. */
+uint64_t bch_journal_seq_durable(const struct bch_fs *c);
 
 /*
  * ---- for fsck's repairs (issue #5) ----
@@ -177,6 +206,30 @@ void bch_fs_rw_mark_in_use(struct bch_fs *c, unsigned btree_id, const struct bke
  * supersede the old ones (bad journal entries found at open).
  */
 void bch_fs_rw_want_checkpoint(struct bch_fs *c);
+
+/* ---- for the data write path (io_write.c) ---- */
+
+struct bch_allocator;
+struct bch_write_point;
+struct bch_allocator *bch_fs_rw_alloc(struct bch_fs *c);
+/* The write point's slot (NULL when the engine cannot write). */
+struct bch_write_point **bch_fs_rw_wp(struct bch_fs *c);
+/* A fresh version for an encrypted extent (40 §40.4.7: ++counter + 1). */
+uint64_t bch_fs_rw_key_version(struct bch_fs *c);
+/* Buckets of @dev kept free for btree nodes (data writes stop there). */
+uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev);
+/*
+ * A free bucket of @dev for user data: a new gen, whose alloc key is
+ * committed here (before any pointer to it, 30 §5.6). -BCH_ERR_nospc
+ * when only the metadata reserve is left.
+ */
+int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
+			  struct printbuf *err);
+/* The write point is done with @bucket. */
+void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket);
+/* Replicas entry {@data_type, @devs} in the superblocks now, if new (30 §7.3). */
+int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,
+			    struct printbuf *err);
 
 /* Counters, for tests and -v output. */
 struct bch_rw_stats {

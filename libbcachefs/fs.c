@@ -421,6 +421,7 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 	}
 	c = xcalloc(1, sizeof(*c));
 	c->opts = *opts;
+	pthread_mutex_init(&c->lock, NULL);
 
 	r = open_devs(c, devs, nr, err);
 	if (r)
@@ -544,6 +545,7 @@ void bch_fs_close(struct bch_fs *c)
 	printbuf_exit(&c->rw_start_err);
 	bch_btree_cache_exit(c);
 	bch_journal_free(&c->journal);
+	bch_overlay_clear(&c->overlay);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		struct bch_member_dev *ca = c->devs[i];
 
@@ -556,6 +558,7 @@ void bch_fs_close(struct bch_fs *c)
 		free(ca);
 	}
 	bch_key_wipe(&c->key);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 

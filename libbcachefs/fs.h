@@ -8,12 +8,14 @@
 #ifndef BCH_FS_H
 #define BCH_FS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "bkey.h"
 #include "crypto.h"
 #include "journal.h"
+#include "overlay.h"
 #include "util.h"
 
 struct bch_devio;
@@ -57,6 +59,12 @@ struct bch_fs_opts {
 
 struct bch_fs {
 	struct bch_fs_opts	opts;
+	/*
+	 * The engine lock: the engine is single-threaded; a running
+	 * filesystem (the mount's FUSE handlers, its journal timer, the
+	 * control endpoint) takes it around every call (bch_fs_lock).
+	 */
+	pthread_mutex_t		lock;
 
 	struct bch_sb		*sb;		/* newest superblock among members (points into a member's) */
 	size_t			sb_bytes;
@@ -76,11 +84,15 @@ struct bch_fs {
 	struct bch_key		key;		/* master key, zeroed on close */
 
 	struct journal_state	journal;
+	/* keys newer than the btree nodes: journal keys to replay, commits */
+	struct bch_overlay	overlay;
 	struct btree_root_h	roots[BCH_NR_BTREES];
 	struct btree_cache	*btree_cache;	/* btree.c */
 	struct bch_fs_rw	*rw;		/* btree_update.c: NULL = read-only */
 	bool			rw_on_demand;	/* the engine starts at the first write */
 	struct printbuf		rw_start_err;	/* why a start on demand failed */
+
+	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;
@@ -88,6 +100,16 @@ struct bch_fs {
 
 int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 		struct bch_fs **ret, struct printbuf *err);
+
+static inline void bch_fs_lock(struct bch_fs *c)
+{
+	pthread_mutex_lock(&c->lock);
+}
+
+static inline void bch_fs_unlock(struct bch_fs *c)
+{
+	pthread_mutex_unlock(&c->lock);
+}
 void bch_fs_close(struct bch_fs *c);
 
 /*

@@ -31,7 +31,7 @@ int bch_inode_get(struct bch_fs *c, uint64_t inum, struct bch_inode_unpacked *in
 	struct bkey_ref *k;
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_INODES, POS_H(inum, 0), &ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_INODES, POS_H(inum, 0), POS_H(inum, 0), &ierr);
 	ret = bch_btree_iter_peek(&iter, &k);
 	if (ret)
 		goto out;
@@ -122,7 +122,7 @@ static int lookup_scan(struct bch_fs *c, uint64_t dir, const char *name, size_t 
 	struct bkey_ref *k;
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir, 0), ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_DIRENTS, POS_H(dir, 0), POS_H(dir, UINT64_MAX), ierr);
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == dir) {
 		struct bch_dirent_h d;
 
@@ -148,28 +148,40 @@ out:
  * empty slot. 0 found, -ENOENT not there, or the iterator's error (with
  * its notes in @ierr).
  */
+#define HASH_PROBE_WINDOW	32
+
 static int hash_probe(struct bch_fs *c, unsigned btree, uint64_t inum, uint64_t want,
 		      bool (*match)(void *arg, const struct bkey_ref *k), void *arg,
 		      struct printbuf *ierr)
 {
 	struct btree_iter iter;
 	struct bkey_ref *k;
-	int ret;
+	int ret = 0;
 
-	bch_btree_iter_init(&iter, c, btree, POS_H(inum, want), ierr);
-	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-		/* an empty slot (no key at the next offset) ends the probe */
-		if (k->k.p.inode != inum || k->k.p.offset != want)
+	/* in windows of slots: a probe run is short, a leaf is long */
+	for (;;) {
+		uint64_t end = want > UINT64_MAX - (HASH_PROBE_WINDOW - 1)
+			? UINT64_MAX : want + HASH_PROBE_WINDOW - 1;
+		bool more = false;
+
+		bch_btree_iter_init_range(&iter, c, btree, POS_H(inum, want), POS_H(inum, end), ierr);
+		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
+			/* an empty slot (no key at the next offset) ends the probe */
+			if (k->k.p.inode != inum || k->k.p.offset != want)
+				break;
+			if (match(arg, k))
+				goto out;
+			if (want == UINT64_MAX)
+				break;
+			more = want == end;
+			want++;
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+		if (ret || !more)
 			break;
-		if (match(arg, k))
-			goto out;
-		if (want == UINT64_MAX)
-			break;
-		want++;
-		bch_btree_iter_advance(&iter);
 	}
-	if (!ret)
-		ret = -ENOENT;
+	return ret ? ret : -ENOENT;
 out:
 	bch_btree_iter_exit(&iter);
 	return ret;
@@ -304,7 +316,8 @@ int bch_readdir(struct bch_fs *c, uint64_t dir_inum, uint64_t cookie,
 	char name[BCH_NAME_MAX + 1];
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H(dir_inum, cookie), &ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_DIRENTS, POS_H(dir_inum, cookie),
+				  POS_H(dir_inum, UINT64_MAX), &ierr);
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == dir_inum) {
 		struct bch_dirent_h d;
 
@@ -334,6 +347,9 @@ int bch_readdir(struct bch_fs *c, uint64_t dir_inum, uint64_t cookie,
 /* Largest single read (bytes); larger requests return short counts. */
 #define FILE_READ_MAX		(1U << 30)
 
+static void file_iter_drop(struct bch_file *f);
+static void file_ahead_drop(struct bch_file *f);
+
 void bch_file_open(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		   struct bch_file *f)
 {
@@ -341,6 +357,15 @@ void bch_file_open(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 	f->c	= c;
 	f->inum	= inode->bi_inum;
 	f->size	= inode->bi_size;
+	f->ov_changes = c->overlay.changes;
+}
+
+void bch_file_reset(struct bch_file *f, uint64_t size)
+{
+	file_iter_drop(f);
+	file_ahead_drop(f);
+	f->size = size;
+	f->ov_changes = f->c->overlay.changes;
 }
 
 static void file_iter_drop(struct bch_file *f)
@@ -382,8 +407,9 @@ static void file_seek(struct bch_file *f, uint64_t sector)
 	file_iter_drop(f);
 	if (!f->iter_err)
 		f->iter_err = xcalloc(1, sizeof(*f->iter_err));
-	bch_btree_iter_init(&f->iter, f->c, BTREE_ID_EXTENTS, POS_H(f->inum, sector),
-			    f->iter_err);
+	/* this file's keys only: a small file does not read a whole leaf */
+	bch_btree_iter_init_range(&f->iter, f->c, BTREE_ID_EXTENTS, POS_H(f->inum, sector),
+				  POS_H(f->inum, UINT64_MAX), f->iter_err);
 	f->iter_live = true;
 	f->iter_sector = sector;
 }
@@ -673,8 +699,9 @@ void bch_file_read_ahead(struct bch_file *f, uint64_t offset, uint64_t len,
 		if (!f->ahead_err)
 			f->ahead_err = xcalloc(1, sizeof(*f->ahead_err));
 		bch_read_ahead_restart(ra);
-		bch_btree_iter_init(&f->ahead_iter, f->c, BTREE_ID_EXTENTS,
-				    POS_H(f->inum, s), f->ahead_err);
+		bch_btree_iter_init_range(&f->ahead_iter, f->c, BTREE_ID_EXTENTS,
+					  POS_H(f->inum, s), POS_H(f->inum, UINT64_MAX),
+					  f->ahead_err);
 		f->ahead_live = true;
 		f->ahead_sector = s;
 	}
@@ -892,7 +919,7 @@ int bch_xattr_list(struct bch_fs *c, uint64_t inum, bch_xattr_fn fn, void *arg,
 	struct bkey_ref *k;
 	int ret;
 
-	bch_btree_iter_init(&iter, c, BTREE_ID_XATTRS, POS_H(inum, 0), &ierr);
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_XATTRS, POS_H(inum, 0), POS_H(inum, UINT64_MAX), &ierr);
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k && k->k.p.inode == inum) {
 		struct bch_xattr_h x;
 
@@ -1071,4 +1098,46 @@ ssize_t bch_acl_to_xattr(const void *val, size_t len, void *out, size_t out_size
 	if (pos != len)
 		return -EINVAL;
 	return (ssize_t)need;
+}
+
+ssize_t bch_acl_from_xattr(const uint8_t *v, size_t len, unsigned type,
+			   uint8_t *out, size_t out_size)
+{
+	size_t nr, pos = 4, nr_short = 0;
+
+	if (len < 4 || get_le32_unaligned(v) != 2 || (len - 4) % 8)
+		return -EINVAL;
+	nr = (len - 4) / 8;
+	if (!nr || out_size < 4 + nr * 8)
+		return nr ? -E2BIG : 0;
+	out[0] = 1; out[1] = out[2] = out[3] = 0;
+	for (size_t i = 0; i < nr; i++) {
+		const uint8_t *e = v + 4 + i * 8;
+		unsigned tag = get_le16_unaligned(e);
+
+		switch (tag) {
+		case ACL_TAG_USER_OBJ:
+		case ACL_TAG_GROUP_OBJ:
+		case ACL_TAG_MASK:
+		case ACL_TAG_OTHER:
+			memcpy(out + pos, e, 4);
+			pos += 4;
+			nr_short++;
+			break;
+		case ACL_TAG_USER:
+		case ACL_TAG_GROUP:
+			memcpy(out + pos, e, 8);
+			pos += 8;
+			break;
+		default:
+			return -EINVAL;
+		}
+	}
+	/* the reader counts entries from the size: four short ones with named ones */
+	if (pos - 4 >= 16 && nr_short != 4)
+		return -EINVAL;
+	/* owner, group and other only: the mode says it all (40 §40.6.7) */
+	if (type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS && nr == 3)
+		return 0;
+	return (ssize_t)pos;
 }

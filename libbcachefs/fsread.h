@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "btree.h"
+#include "fs.h"
 #include "inode.h"
 #include "io_read.h"
 
@@ -129,6 +130,8 @@ struct bch_file {
 	struct printbuf		*iter_err;	/* node problems of iter (owned) */
 
 	struct bch_read_cache	rc;
+	uint64_t		ov_changes;	/* c->overlay.changes when positioned */
+	bool			atime_done;	/* the mount updated the atime once */
 
 	/* bch_file_read_ahead(): its own iterator, queued up to ahead_sector */
 	bool			ahead_live;
@@ -140,6 +143,16 @@ struct bch_file {
 void bch_file_open(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		   struct bch_file *f);
 void bch_file_close(struct bch_file *f);
+/*
+ * The filesystem changed (c->overlay.changes moved on since the file was
+ * opened or last reset): its iterators are dropped, so the next read
+ * sees the btrees as they are now, and its size becomes @size.
+ */
+void bch_file_reset(struct bch_file *f, uint64_t size);
+static inline bool bch_file_stale(const struct bch_file *f)
+{
+	return f->ov_changes != f->c->overlay.changes;
+}
 
 /*
  * Read up to @len bytes at byte @offset: holes read as zeroes; the result
@@ -260,5 +273,16 @@ ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
  * @out_size is too small.
  */
 ssize_t bch_acl_to_xattr(const void *val, size_t len, void *out, size_t out_size);
+
+/*
+ * A POSIX ACL as Linux hands it out (system.posix_acl_*: le32 version 2,
+ * then 8-byte entries) in the on-disk form of 40 §40.6.7 (le32 version 1,
+ * short entries for the owner, group, mask and other, long ones for named
+ * users and groups) of xattr type @type. The bytes written, 0 when nothing
+ * is to be stored (an empty ACL, or an access ACL that only repeats the
+ * mode), -EINVAL, or -E2BIG when @out_size is too small.
+ */
+ssize_t bch_acl_from_xattr(const uint8_t *v, size_t len, unsigned type,
+			   uint8_t *out, size_t out_size);
 
 #endif

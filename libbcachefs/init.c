@@ -305,7 +305,7 @@ static int write_journal(struct init_state *s, struct printbuf *err)
 	if (!ret)
 		ret = add_roots(s, &b);
 	if (!ret)
-		ret = bch_journal_write(&s->jw, &b, 1, err);
+		ret = bch_journal_write(&s->jw, &b, 1, true, err);
 	jset_builder_exit(&b);
 	if (ret)
 		return ret;
@@ -315,7 +315,7 @@ static int write_journal(struct init_state *s, struct printbuf *err)
 	jset_builder_init(&b);
 	ret = add_roots(s, &b);
 	if (!ret)
-		ret = bch_journal_write(&s->jw, &b, 0, err);
+		ret = bch_journal_write(&s->jw, &b, 0, true, err);
 	jset_builder_exit(&b);
 	if (!ret)
 		bch_replicas_add(&s->a.replicas, BCH_DATA_JOURNAL, s->jw.last_devs);

@@ -983,13 +983,30 @@ static void collect_keys(struct journal_state *j)
 		}
 	}
 	j->nr_keys = nr;
-	if (nr)
-		qsort(j->keys, nr, sizeof(*j->keys), journal_key_cmp);
+}
+
+/*
+ * The keys to replay, oldest first (entries by seq, keys in entry order),
+ * laid over the btrees in memory (overlay.h); then sorted for the record.
+ * Interior-node keys (level > 0) are not replayed: no writer of this
+ * format journals them.
+ */
+static void load_overlay(struct bch_fs *c)
+{
+	struct journal_state *j = &c->journal;
+
+	bch_overlay_clear(&c->overlay);
+	for (size_t i = 0; i < j->nr_keys; i++)
+		if (!j->keys[i].level)
+			bch_overlay_insert(&c->overlay, j->keys[i].btree_id, &j->keys[i].k);
+	if (j->nr_keys)
+		qsort(j->keys, j->nr_keys, sizeof(*j->keys), journal_key_cmp);
 }
 
 static void journal_reset(struct bch_fs *c)
 {
 	bch_journal_free(&c->journal);
+	bch_overlay_clear(&c->overlay);
 }
 
 int bch_journal_read(struct bch_fs *c, struct printbuf *err)
@@ -1034,6 +1051,7 @@ int bch_journal_read(struct bch_fs *c, struct printbuf *err)
 	collect_blacklists(j);
 	check_missing(c, err);
 	collect_keys(j);
+	load_overlay(c);
 
 	if (BCH_SB_CLEAN(c->sb) && (j->nr_keys || j->seq - j->last_seq + 1 > 1)) {
 		pr_buf(err, "journal: filesystem marked clean but journal not empty (%zu keys in %" PRIu64 " entries)\n",

@@ -327,7 +327,7 @@ unsigned bch_journal_writer_buckets_free(struct bch_journal_writer *w)
 }
 
 int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b,
-		      uint64_t last_seq, struct printbuf *err)
+		      uint64_t last_seq, bool flush, struct printbuf *err)
 {
 	struct bch_fs *c = w->c;
 	struct jset_header_h h;
@@ -411,7 +411,7 @@ int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b
 			continue;
 		io = c->devs[i]->io;
 		ret = dev_pwrite(io, data, bytes, d->cursor << BCH_SECTOR_SHIFT);
-		if (!ret)
+		if (!ret && flush)
 			ret = dev_flush(io);
 		if (ret) {
 			pr_buf(err, "%s: error writing journal entry %" PRIu64 " at sector %" PRIu64 ": %s\n",

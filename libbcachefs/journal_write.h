@@ -123,7 +123,10 @@ int bch_journal_writer_set_dev(struct bch_journal_writer *w, unsigned dev,
 
 /*
  * Write @b as entry seq = w->seq + 1 with @last_seq (0 = the entry's own
- * seq: everything before it is in the btree). Devices are chosen per
+ * seq: everything before it is in the btree). Every device is flushed
+ * first (what the entry refers to, and the entries before it, are then
+ * durable); with @flush the entry itself is flushed after its write (FUA),
+ * without it the entry becomes durable with the next flush. Devices are chosen per
  * 30 §3.5 (open cursors first, then devices in index order) until
  * metadata_replicas durability is reached; -EROFS below
  * metadata_replicas_required. On success w->seq is the new seq and
@@ -131,7 +134,7 @@ int bch_journal_writer_set_dev(struct bch_journal_writer *w, unsigned dev,
  * {journal, last_devs}, 30 §7.3).
  */
 int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b,
-		      uint64_t last_seq, struct printbuf *err);
+		      uint64_t last_seq, bool flush, struct printbuf *err);
 
 /*
  * Journal buckets free for new entries (after reclaim), the fewest on any

@@ -26,6 +26,7 @@
 #include "errcode.h"
 #include "format.h"
 #include "fs.h"
+#include "fsread.h"
 #include "inode.h"
 #include "node_write.h"
 #include "source.h"
@@ -513,63 +514,6 @@ static const struct { const char *prefix; unsigned type; } xattr_types[] = {
 	{ "system.posix_acl_default",	BCH_XATTR_INDEX_POSIX_ACL_DEFAULT },
 };
 
-/* POSIX ACL tags (40 §40.6.7) */
-#define ACL_USER_OBJ	0x01
-#define ACL_USER	0x02
-#define ACL_GROUP_OBJ	0x04
-#define ACL_GROUP	0x08
-#define ACL_MASK	0x10
-#define ACL_OTHER	0x20
-
-/*
- * A POSIX ACL as Linux hands it out (system.posix_acl_*: le32 version 2,
- * then 8-byte entries) in the on-disk form of 40 §40.6.7 (le32 version 1,
- * short entries for the owner, group, mask and other, long ones for named
- * users and groups). The bytes written, 0 when nothing is to be stored (an
- * empty ACL, or an access ACL that only repeats the mode), or -EINVAL.
- */
-static ssize_t acl_from_xattr(const uint8_t *v, size_t len, unsigned type,
-			      uint8_t *out, size_t out_size)
-{
-	size_t nr, pos = 4, nr_short = 0;
-
-	if (len < 4 || get_le32_unaligned(v) != 2 || (len - 4) % 8)
-		return -EINVAL;
-	nr = (len - 4) / 8;
-	if (!nr || out_size < 4 + nr * 8)
-		return nr ? -E2BIG : 0;
-	out[0] = 1; out[1] = out[2] = out[3] = 0;
-	for (size_t i = 0; i < nr; i++) {
-		const uint8_t *e = v + 4 + i * 8;
-		unsigned tag = get_le16_unaligned(e);
-
-		switch (tag) {
-		case ACL_USER_OBJ:
-		case ACL_GROUP_OBJ:
-		case ACL_MASK:
-		case ACL_OTHER:
-			memcpy(out + pos, e, 4);
-			pos += 4;
-			nr_short++;
-			break;
-		case ACL_USER:
-		case ACL_GROUP:
-			memcpy(out + pos, e, 8);
-			pos += 8;
-			break;
-		default:
-			return -EINVAL;
-		}
-	}
-	/* the reader counts entries from the size: four short ones with named ones */
-	if (pos - 4 >= 16 && nr_short != 4)
-		return -EINVAL;
-	/* owner, group and other only: the mode says it all (40 §40.6.7) */
-	if (type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS && nr == 3)
-		return 0;
-	return (ssize_t)pos;
-}
-
 _Static_assert(BCH_XATTR_NAME_VAL_MAX == (255 - BKEY_U64S_UNPACKED) * 8 - sizeof(struct bch_xattr),
 	       "an xattr key: key header, xattr header (counted as 8 bytes), name and value");
 
@@ -637,7 +581,7 @@ static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 		}
 		if (is_acl(type)) {
 			uint8_t acl[sizeof(val)];
-			ssize_t alen = acl_from_xattr(val, (size_t)vlen, type, acl, sizeof(acl));
+			ssize_t alen = bch_acl_from_xattr(val, (size_t)vlen, type, acl, sizeof(acl));
 
 			if (alen < 0) {
 				pr_buf(s->err, "%s: xattr %s: not a valid POSIX ACL\n", path, n);

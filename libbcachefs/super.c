@@ -306,6 +306,15 @@ int bch_sb_disk_group_label(const struct bch_sb *sb, unsigned idx, char out[33])
 	return 0;
 }
 
+unsigned bch_sb_disk_group_parent(const struct bch_sb *sb, unsigned idx)
+{
+	const struct bch_sb_field_disk_groups *g = sb_disk_groups(sb);
+
+	if (!g || idx >= bch_sb_disk_groups_nr(g) || BCH_GROUP_DELETED(&g->entries[idx]))
+		return 0;
+	return (unsigned)BCH_GROUP_PARENT(&g->entries[idx]);
+}
+
 void bch_sb_disk_group_path(struct printbuf *out, const struct bch_sb *sb, unsigned idx)
 {
 	const struct bch_sb_field_disk_groups *g = sb_disk_groups(sb);

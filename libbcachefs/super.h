@@ -164,6 +164,8 @@ unsigned bch_sb_dev_has_data(const struct bch_sb *sb, unsigned dev);
  * bytes): 0, or -ENOENT when there is no such group.
  */
 int bch_sb_disk_group_label(const struct bch_sb *sb, unsigned idx, char out[33]);
+/* Parent of group @idx as stored (index + 1; 0 = none, or no such group). */
+unsigned bch_sb_disk_group_parent(const struct bch_sb *sb, unsigned idx);
 /* Full path "a.b.c" of group @idx, or "invalid group N". */
 void bch_sb_disk_group_path(struct printbuf *out, const struct bch_sb *sb, unsigned idx);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -433,4 +434,12 @@ void bch_big_free(void *p)
 		return;
 	memcpy(&len, (uint8_t *)p - BIG_HDR, sizeof(len));
 	munmap((uint8_t *)p - BIG_HDR, len);
+}
+
+uint64_t bch_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }

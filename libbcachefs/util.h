@@ -99,4 +99,7 @@ int parse_u64(const char *s, uint64_t *v);	/* plain decimal, no sign */
 
 bool uuid_is_zero(const uint8_t uuid[16]);
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bch_now_ns(void);
+
 #endif

@@ -18,7 +18,7 @@ if [ "${1:-}" = --bench ]; then
 fi
 PKGS="build-essential pkg-config libblkid-dev uuid-dev libscrypt-dev libsodium-dev
 liblz4-dev libzstd-dev zlib1g-dev libkeyutils-dev libcmocka-dev libfuse3-dev
-fuse3 zstd keyutils e2fsprogs util-linux"
+fuse3 zstd keyutils e2fsprogs util-linux stress-ng fuse2fs fio"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -46,12 +46,14 @@ fail() {
 	exit 1
 }
 
-# test_tool NAME: the test tool build/tests/NAME (from tests/fsck/NAME.c:
-# plant, damage) in $TOOL, built first when missing or older than its source.
+# test_tool NAME: the test tool build/tests/NAME (from tests/*/NAME.c:
+# fsck/plant, fsck/damage, rw/posix, rw/fsx) in $TOOL, built first when
+# missing or older than its source.
 test_tool() {
 	_top=$(cd "$TESTDIR/../.." && pwd)
 	TOOL=$_top/build/tests/$1
-	if [ ! -x "$TOOL" ] || [ "$_top/tests/fsck/$1.c" -nt "$TOOL" ]; then
+	_src=$(ls "$_top"/tests/*/"$1".c 2>/dev/null | head -n 1)
+	if [ ! -x "$TOOL" ] || [ "$_src" -nt "$TOOL" ]; then
 		make -s -C "$_top" "build/tests/$1" > "$WORK/make-$1.log" 2>&1 ||
 			{ cat "$WORK/make-$1.log"; fail "cannot build build/tests/$1"; }
 	fi

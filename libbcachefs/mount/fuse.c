@@ -29,12 +29,18 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "btree.h"
 #include "dev.h"
 #include "errcode.h"
 #include "format.h"
+#include "btree_update.h"
 #include "fs.h"
+#include "fsops.h"
 #include "fsread.h"
 #include "inode.h"
 #include "io_read.h"
@@ -47,14 +53,21 @@
 /* pieces of a reply sent as they are (libfuse adds one for the header) */
 #define BCH_FUSE_REPLY_IOV_MAX		256
 
+/* A map of u64 keys (never 0) to u64 values: open addressing, linear probing. */
+struct u64map {
+	uint64_t		*keys, *vals;
+	size_t			nr, size;
+};
+
+#define OPEN_ORPHAN		(1ULL << 63)
+
 struct bch_fuse {
 	struct bch_fs		*c;
 	struct bch_fuse_opts	opts;
 	double			timeout;
 
-	/* directory inum -> parent inum, from lookups (0 = empty slot) */
-	uint64_t		*parent_keys, *parent_vals;
-	size_t			parent_nr, parent_size;
+	/* directory inum -> parent inum, from lookups */
+	struct u64map		parents;
 
 	/* reads: the worker reading ahead (NULL: none), and the buffer and
 	 * pieces of the reply (one request at a time) */
@@ -64,6 +77,14 @@ struct bch_fuse {
 	struct bch_file_segs	segs;
 	struct iovec		*iov;
 	size_t			iov_nr;
+
+	/* read-write: open handles per inode, and orphans (unlinked while open) */
+	struct u64map		opens;		/* inum -> open handles | ORPHAN */
+	pthread_t		timer;
+	bool			timer_live;
+	bool			timer_stop;
+	pthread_mutex_t		timer_lock;
+	pthread_cond_t		timer_cond;
 
 	bool			readahead_done;
 	bool			statfs_done;
@@ -175,6 +196,8 @@ static bool get_inode(struct bch_fuse *bf, fuse_req_t req, uint64_t inum,
 	return !ret;
 }
 
+static bool is_orphan(const struct bch_fuse *bf, uint64_t inum);
+
 static void fill_stat(struct bch_fuse *bf, const struct bch_inode_unpacked *inode,
 		      struct stat *st)
 {
@@ -184,7 +207,7 @@ static void fill_stat(struct bch_fuse *bf, const struct bch_inode_unpacked *inod
 	memset(st, 0, sizeof(*st));
 	st->st_ino	= s.ino;
 	st->st_mode	= s.mode;
-	st->st_nlink	= s.nlink;
+	st->st_nlink	= is_orphan(bf, s.ino) ? 0 : s.nlink;
 	st->st_uid	= s.uid;
 	st->st_gid	= s.gid;
 	if (S_ISCHR(s.mode) || S_ISBLK(s.mode))
@@ -258,61 +281,112 @@ static void mount_set_readahead(const char *mnt, unsigned kb)
 	fclose(f);
 }
 
-/* ---- directory -> parent map ---- */
+/* ---- u64 maps: directory -> parent, inode -> open handles ---- */
 
-static size_t parent_slot(const struct bch_fuse *bf, uint64_t k)
+static size_t map_slot(const struct u64map *m, uint64_t k)
 {
-	size_t i = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 17) & (bf->parent_size - 1);
+	size_t i = (size_t)((k * 0x9e3779b97f4a7c15ULL) >> 17) & (m->size - 1);
 
-	while (bf->parent_keys[i] && bf->parent_keys[i] != k)
-		i = (i + 1) & (bf->parent_size - 1);
+	while (m->keys[i] && m->keys[i] != k)
+		i = (i + 1) & (m->size - 1);
 	return i;
 }
 
-static void parent_set(struct bch_fuse *bf, uint64_t dir, uint64_t parent)
+static void map_set(struct u64map *m, uint64_t k, uint64_t v)
 {
 	size_t i;
 
-	if (!dir)
+	if (!k)
 		return;
-	if ((bf->parent_nr + 1) * 2 > bf->parent_size) {
-		uint64_t *ok = bf->parent_keys, *ov = bf->parent_vals;
-		size_t osize = bf->parent_size;
+	if ((m->nr + 1) * 2 > m->size) {
+		uint64_t *ok = m->keys, *ov = m->vals;
+		size_t osize = m->size;
 
-		bf->parent_size = osize ? osize * 2 : 256;
-		bf->parent_keys = xcalloc(bf->parent_size, sizeof(uint64_t));
-		bf->parent_vals = xcalloc(bf->parent_size, sizeof(uint64_t));
+		m->size = osize ? osize * 2 : 256;
+		m->keys = xcalloc(m->size, sizeof(uint64_t));
+		m->vals = xcalloc(m->size, sizeof(uint64_t));
 		for (i = 0; i < osize; i++)
 			if (ok[i]) {
-				size_t j = parent_slot(bf, ok[i]);
+				size_t j = map_slot(m, ok[i]);
 
-				bf->parent_keys[j] = ok[i];
-				bf->parent_vals[j] = ov[i];
+				m->keys[j] = ok[i];
+				m->vals[j] = ov[i];
 			}
 		free(ok);
 		free(ov);
 	}
-	i = parent_slot(bf, dir);
-	if (!bf->parent_keys[i]) {
-		bf->parent_keys[i] = dir;
-		bf->parent_nr++;
+	i = map_slot(m, k);
+	if (!m->keys[i]) {
+		m->keys[i] = k;
+		m->nr++;
 	}
-	bf->parent_vals[i] = parent;
+	m->vals[i] = v;
+}
+
+static bool map_get(const struct u64map *m, uint64_t k, uint64_t *v)
+{
+	size_t i;
+
+	if (!m->size || !k)
+		return false;
+	i = map_slot(m, k);
+	if (!m->keys[i])
+		return false;
+	*v = m->vals[i];
+	return true;
+}
+
+/* Remove @k (backward-shift deletion keeps every probe run whole). */
+static void map_del(struct u64map *m, uint64_t k)
+{
+	size_t i, j;
+
+	if (!m->size || !k)
+		return;
+	i = map_slot(m, k);
+	if (!m->keys[i])
+		return;
+	m->keys[i] = 0;
+	m->nr--;
+	for (j = (i + 1) & (m->size - 1); m->keys[j]; j = (j + 1) & (m->size - 1)) {
+		size_t home = (size_t)((m->keys[j] * 0x9e3779b97f4a7c15ULL) >> 17) & (m->size - 1);
+
+		/* does j's home lie cyclically in (i, j]? then it stays */
+		if (i <= j ? (home > i && home <= j) : (home > i || home <= j))
+			continue;
+		m->keys[i] = m->keys[j];
+		m->vals[i] = m->vals[j];
+		m->keys[j] = 0;
+		i = j;
+	}
+}
+
+static void map_exit(struct u64map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static void parent_set(struct bch_fuse *bf, uint64_t dir, uint64_t parent)
+{
+	map_set(&bf->parents, dir, parent);
 }
 
 static uint64_t parent_get(const struct bch_fuse *bf, uint64_t dir)
 {
-	size_t i;
+	uint64_t p;
 
-	if (dir == BCACHEFS_ROOT_INO)
+	if (dir == BCACHEFS_ROOT_INO || !map_get(&bf->parents, dir, &p))
 		return dir;
-	if (!bf->parent_size)
-		return dir;
-	i = parent_slot(bf, dir);
-	return bf->parent_keys[i] ? bf->parent_vals[i] : dir;
+	return p;
 }
 
 /* ---- operations ---- */
+
+static void *timer_fn(void *arg);
+static void reply_ret(struct bch_fuse *bf, fuse_req_t req, int ret, struct printbuf *err,
+		      const char *op, uint64_t inum);
 
 static void bf_init(void *userdata, struct fuse_conn_info *conn)
 {
@@ -330,8 +404,17 @@ static void bf_init(void *userdata, struct fuse_conn_info *conn)
 	/* data read and verified ahead of the reads (after daemonizing: a thread) */
 	if (!bf->opts.no_read_ahead && !bf->ra)
 		bf->ra = bch_read_ahead_new(bf->c);
-	/* nothing is ever written back */
+	/* no write-back cache: every write comes here as it is made */
 	conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+	if (bf->opts.rw) {
+		/* writes of up to 1 MiB: one extent batch per request */
+		conn->max_write = 1U << 20;
+		/* the umask is applied here, where default ACLs are known */
+		if (conn->capable & FUSE_CAP_DONT_MASK)
+			conn->want |= FUSE_CAP_DONT_MASK;
+		if (!bf->timer_live && !pthread_create(&bf->timer, NULL, timer_fn, bf))
+			bf->timer_live = true;
+	}
 }
 
 static void bf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -493,14 +576,93 @@ out:
 	printbuf_exit(&err);
 }
 
+/* One more open handle of @inum (read-write: tracked for unlinked open files). */
+static void opens_inc(struct bch_fuse *bf, uint64_t inum)
+{
+	uint64_t v = 0;
+
+	if (!bf->opts.rw)
+		return;
+	map_get(&bf->opens, inum, &v);
+	map_set(&bf->opens, inum, v + 1);
+}
+
+/* One fewer; the last handle of an orphan deletes it. */
+static void opens_dec(struct bch_fuse *bf, uint64_t inum)
+{
+	struct printbuf err = PRINTBUF;
+	uint64_t v;
+	int ret;
+
+	if (!bf->opts.rw || !map_get(&bf->opens, inum, &v))
+		return;
+	if ((v & ~OPEN_ORPHAN) > 1) {
+		map_set(&bf->opens, inum, v - 1);
+		return;
+	}
+	map_del(&bf->opens, inum);
+	if (!(v & OPEN_ORPHAN))
+		return;
+	ret = bch_fs_inode_rm(bf->c, inum, &err);
+	if (ret)
+		bf_log(bf, &err, "deleting unlinked inode %" PRIu64 " at its last close failed: %s",
+		       inum, bch_err_str(ret));
+	printbuf_exit(&err);
+}
+
+static bool opens_in_use(void *arg, uint64_t inum)
+{
+	struct bch_fuse *bf = arg;
+	uint64_t v;
+
+	return map_get(&bf->opens, inum, &v) && (v & ~OPEN_ORPHAN);
+}
+
+/* Unlinked while open: stat says no link. */
+static bool is_orphan(const struct bch_fuse *bf, uint64_t inum)
+{
+	uint64_t v;
+
+	return bf->opts.rw && map_get(&bf->opens, inum, &v) && (v & OPEN_ORPHAN);
+}
+
+static void orphan_mark(struct bch_fuse *bf, uint64_t inum)
+{
+	uint64_t v;
+
+	if (inum && map_get(&bf->opens, inum, &v))
+		map_set(&bf->opens, inum, v | OPEN_ORPHAN);
+}
+
+/* A handle for @inode; reply to open (or create, with @e). */
+static void file_open_reply(struct bch_fuse *bf, fuse_req_t req,
+			    const struct bch_inode_unpacked *inode, struct fuse_file_info *fi,
+			    const struct fuse_entry_param *e)
+{
+	struct bch_file *f = xmalloc(sizeof(*f));
+
+	bch_file_open(bf->c, inode, f);
+	fi->fh = (uint64_t)(uintptr_t)f;
+	if (bf->opts.kernel_cache ||
+	    (bf->opts.rw && bf->opts.cache_auto && (fi->flags & O_ACCMODE) != O_RDONLY))
+		fi->keep_cache = !bf->opts.rw;	/* read-only: the data cannot change */
+	else
+		fi->direct_io = 1;
+	opens_inc(bf, inode->bi_inum);
+	if (e ? fuse_reply_create(req, e, fi) : fuse_reply_open(req, fi)) {
+		/* the open was interrupted: no release will come */
+		opens_dec(bf, inode->bi_inum);
+		bch_file_close(f);
+		free(f);
+	}
+}
+
 static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct bch_fuse *bf = req_fs(req);
 	struct bch_inode_unpacked inode;
-	struct bch_file *f;
 
-	/* write support goes here (and then the mount stops being "ro") */
-	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+	if (!bf->opts.rw && ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC))) {
 		fuse_reply_err(req, EROFS);
 		return;
 	}
@@ -515,22 +677,24 @@ static void bf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EACCES);
 		return;
 	}
+	if (bf->opts.rw && (fi->flags & O_TRUNC)) {
+		/* FUSE_CAP_ATOMIC_O_TRUNC (libfuse's default): the truncate is ours */
+		struct bch_setattr sa = { .valid = BCH_SET_SIZE | BCH_SET_MTIME_NOW };
+		struct printbuf err = PRINTBUF;
+		int ret = bch_fs_setattr(bf->c, inode.bi_inum, &sa, &inode, &err);
+
+		if (ret) {
+			reply_ret(bf, req, ret, &err, "open O_TRUNC", inode.bi_inum);
+			printbuf_exit(&err);
+			return;
+		}
+		printbuf_exit(&err);
+	}
 	if (bf->opts.readahead_kb && bf->opts.mountpoint && !bf->readahead_done) {
 		mount_set_readahead(bf->opts.mountpoint, bf->opts.readahead_kb);
 		bf->readahead_done = true;
 	}
-	f = xmalloc(sizeof(*f));
-	bch_file_open(bf->c, &inode, f);
-	fi->fh = (uint64_t)(uintptr_t)f;
-	if (bf->opts.kernel_cache)
-		fi->keep_cache = 1;	/* the data cannot change */
-	else
-		fi->direct_io = 1;
-	if (fuse_reply_open(req, fi)) {
-		/* the open was interrupted: no release will come */
-		bch_file_close(f);
-		free(f);
-	}
+	file_open_reply(bf, req, &inode, fi, NULL);
 }
 
 /*
@@ -557,6 +721,16 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		bf->rbuf = xmalloc(size);
 		bf->rbuf_size = size;
 	}
+	if (bch_file_stale(f)) {
+		/* written since: the iterators start afresh, the size is the new one */
+		struct bch_inode_unpacked inode;
+
+		if (!get_inode(bf, req, f->inum, "read", &inode))
+			goto out;
+		bch_file_reset(f, inode.bi_size);
+		if (bf->ra)
+			bch_read_ahead_restart(bf->ra);
+	}
 	/* the worker reads what comes next while this is answered */
 	bch_file_read_ahead(f, (uint64_t)off + size, BCH_FUSE_READ_AHEAD, bf->ra);
 	n = bch_file_read_segs(f, (uint64_t)off, bf->rbuf, size, bf->ra, &bf->segs, &err);
@@ -566,6 +740,19 @@ static void bf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       strerror(fuse_errno((int)n)));
 		fuse_reply_err(req, fuse_errno((int)n));
 		goto out;
+	}
+	if (err.pos)
+		/* a copy was bad and another served the read: say which */
+		bf_log(bf, &err, "read of inode %" PRIu64 " at offset %lld: served from another copy",
+		       f->inum, (long long)off);
+	if (bf->opts.rw && !bf->opts.noatime && !f->atime_done) {
+		/* relatime: once per open file at most */
+		struct printbuf aerr = PRINTBUF;
+
+		f->atime_done = true;
+		if (bch_fs_read_atime(bf->c, f->inum, &aerr))
+			bf_log(bf, &aerr, "updating the atime of inode %" PRIu64 " failed", f->inum);
+		printbuf_exit(&aerr);
 	}
 	if (bf->segs.nr > BCH_FUSE_REPLY_IOV_MAX) {
 		/* many small pieces (writev takes at most IOV_MAX): one buffer */
@@ -599,11 +786,15 @@ out:
 
 static void bf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct bch_fuse *bf = req_fs(req);
 	struct bch_file *f = (struct bch_file *)(uintptr_t)fi->fh;
 
 	if (f) {
+		uint64_t inum = f->inum;
+
 		bch_file_close(f);
 		free(f);
+		opens_dec(bf, inum);
 	}
 	fuse_reply_err(req, 0);
 }
@@ -748,6 +939,23 @@ static void bf_statfs(fuse_req_t req, fuse_ino_t ino)
 		if (ca && ca->nbuckets > ca->first_bucket)
 			capacity += (ca->nbuckets - ca->first_bucket) * ca->bucket_size;
 	}
+	if (bf->opts.rw) {
+		struct bch_statfs st;
+
+		bch_fs_statfs(c, &st);
+		memset(&sv, 0, sizeof(sv));
+		sv.f_bsize	= block_sectors * 512;
+		sv.f_frsize	= block_sectors * 512;
+		sv.f_blocks	= st.capacity / block_sectors;
+		sv.f_bfree	= st.free / block_sectors;
+		sv.f_bavail	= st.avail / block_sectors;
+		sv.f_files	= sv.f_bfree + 1;
+		sv.f_ffree	= sv.f_bfree;
+		sv.f_favail	= sv.f_bavail;
+		sv.f_namemax	= BCH_NAME_MAX;
+		fuse_reply_statfs(req, &sv);
+		return;
+	}
 	if (!bf->statfs_done)
 		statfs_estimate(bf);
 	free_sectors = capacity > bf->statfs_used_sectors ? capacity - bf->statfs_used_sectors : 0;
@@ -766,24 +974,557 @@ static void bf_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
+/* ---- writing ---- */
+
 /*
- * The operations. Write operations (setattr, mknod, mkdir, unlink, rmdir,
- * symlink, rename, link, create, write, fsync, setxattr, removexattr,
- * fallocate) are left NULL: libfuse answers ENOSYS, and the read-only
- * mount means the kernel never sends them.
+ * An engine error as the reply: the errno callers expect as it is, anything
+ * else logged (with what the engine said) and mapped.
  */
-static const struct fuse_lowlevel_ops bch_fuse_ops = {
+static void reply_ret(struct bch_fuse *bf, fuse_req_t req, int ret, struct printbuf *err,
+		      const char *op, uint64_t inum)
+{
+	int e = fuse_errno(ret);
+
+	switch (e) {
+	case EINVAL:
+		/* a refused transaction says why; a bad argument does not */
+		if (err && err->pos)
+			bf_log(bf, err, "%s of inode %" PRIu64 " refused", op, inum);
+		break;
+	case ENOENT: case EEXIST: case ENOTDIR: case EISDIR: case ENOTEMPTY:
+	case ENAMETOOLONG: case EPERM: case EMLINK: case ENODATA:
+	case ERANGE: case E2BIG: case EOPNOTSUPP: case ENXIO: case EFBIG: case EACCES:
+	case ENODEV:
+		break;
+	case ENOSPC:
+		if (err && err->pos)
+			bf_log(bf, err, "%s of inode %" PRIu64 ": no space left", op, inum);
+		break;
+	default:
+		bf_log(bf, err, "%s of inode %" PRIu64 " failed: %s; returned %s", op, inum,
+		       bch_err_str(ret), strerror(e));
+	}
+	fuse_reply_err(req, e);
+}
+
+static void entry_fill(struct bch_fuse *bf, const struct bch_inode_unpacked *u,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino		= bch_fuse_inum_to_ino(u->bi_inum);
+	e->generation	= u->bi_generation;
+	e->attr_timeout	= bf->timeout;
+	e->entry_timeout = bf->timeout;
+	fill_stat(bf, u, &e->attr);
+}
+
+static void creds(fuse_req_t req, struct bch_creds *cr)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	cr->uid = ctx ? ctx->uid : 0;
+	cr->gid = ctx ? ctx->gid : 0;
+	/* FUSE_CAP_DONT_MASK: the umask is ours to apply (not with a default ACL) */
+	cr->umask = ctx ? ctx->umask : 022;
+}
+
+/* Create @name in @parent and reply with its entry (or open it: @fi). */
+static void do_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev, const char *symlink, struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	struct bch_inode_unpacked u;
+	struct fuse_entry_param e;
+	struct bch_creds cr;
+	uint64_t dir = bch_fuse_ino_to_inum(parent);
+	int ret;
+
+	creds(req, &cr);
+	ret = bch_fs_create(bf->c, dir, name, strlen(name), mode, rdev, symlink, &cr, &u, &err);
+	if (ret) {
+		reply_ret(bf, req, ret, &err, "create in directory", dir);
+		goto out;
+	}
+	if (S_ISDIR(u.bi_mode))
+		parent_set(bf, u.bi_inum, dir);
+	entry_fill(bf, &u, &e);
+	if (fi)
+		file_open_reply(bf, req, &u, fi, &e);
+	else
+		fuse_reply_entry(req, &e);
+out:
+	printbuf_exit(&err);
+}
+
+static void bf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	do_create(req, parent, name, mode, rdev, NULL, NULL);
+}
+
+static void bf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	do_create(req, parent, name, (mode & 07777) | S_IFDIR, 0, NULL, NULL);
+}
+
+static void bf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	do_create(req, parent, name, S_IFLNK | 0777, 0, link, NULL);
+}
+
+static void bf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	do_create(req, parent, name, (mode & 07777) | S_IFREG, 0, NULL, fi);
+}
+
+static void bf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	struct bch_inode_unpacked u;
+	struct fuse_entry_param e;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	int ret;
+
+	ret = bch_fs_link(bf->c, inum, bch_fuse_ino_to_inum(newparent), newname,
+			  strlen(newname), &u, &err);
+	if (ret) {
+		reply_ret(bf, req, ret, &err, "link", inum);
+	} else {
+		entry_fill(bf, &u, &e);
+		fuse_reply_entry(req, &e);
+	}
+	printbuf_exit(&err);
+}
+
+static void do_unlink(fuse_req_t req, fuse_ino_t parent, const char *name, bool rmdir)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t dir = bch_fuse_ino_to_inum(parent), orphan = 0;
+	int ret;
+
+	ret = bch_fs_unlink(bf->c, dir, name, strlen(name), rmdir, opens_in_use, bf,
+			    &orphan, &err);
+	if (ret) {
+		reply_ret(bf, req, ret, &err, rmdir ? "rmdir in directory" : "unlink in directory", dir);
+	} else {
+		orphan_mark(bf, orphan);
+		fuse_reply_err(req, 0);
+	}
+	printbuf_exit(&err);
+}
+
+static void bf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	do_unlink(req, parent, name, false);
+}
+
+static void bf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	do_unlink(req, parent, name, true);
+}
+
+static void bf_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t odir = bch_fuse_ino_to_inum(parent), ndir = bch_fuse_ino_to_inum(newparent);
+	uint64_t orphan = 0;
+	unsigned f = 0;
+	int ret;
+
+	if (flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (flags & RENAME_NOREPLACE)
+		f |= BCH_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		f |= BCH_RENAME_EXCHANGE;
+	ret = bch_fs_rename(bf->c, odir, name, strlen(name), ndir, newname, strlen(newname), f,
+			    opens_in_use, bf, &orphan, &err);
+	if (ret) {
+		reply_ret(bf, req, ret, &err, "rename in directory", odir);
+	} else {
+		uint64_t inum;
+		struct bch_inode_unpacked d;
+
+		orphan_mark(bf, orphan);
+		/* ".." of a directory that moved */
+		if (odir != ndir && !bch_inode_get(bf->c, ndir, &d, NULL) &&
+		    !bch_lookup(bf->c, &d, newname, strlen(newname), 0, &inum, NULL, NULL))
+			parent_set(bf, inum, ndir);
+		fuse_reply_err(req, 0);
+	}
+	printbuf_exit(&err);
+}
+
+static void bf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	struct bch_inode_unpacked u;
+	struct bch_setattr sa = { 0 };
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	struct stat st;
+	int ret;
+
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		sa.valid |= BCH_SET_MODE;
+		sa.mode = attr->st_mode;
+	}
+	if (to_set & FUSE_SET_ATTR_UID) {
+		sa.valid |= BCH_SET_UID;
+		sa.uid = attr->st_uid;
+	}
+	if (to_set & FUSE_SET_ATTR_GID) {
+		sa.valid |= BCH_SET_GID;
+		sa.gid = attr->st_gid;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (attr->st_size < 0) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+		sa.valid |= BCH_SET_SIZE;
+		sa.size = (uint64_t)attr->st_size;
+	}
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		sa.valid |= BCH_SET_ATIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_ATIME) {
+		sa.valid |= BCH_SET_ATIME;
+		sa.atime = attr->st_atim;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		sa.valid |= BCH_SET_MTIME_NOW;
+	else if (to_set & FUSE_SET_ATTR_MTIME) {
+		sa.valid |= BCH_SET_MTIME;
+		sa.mtime = attr->st_mtim;
+	}
+	if (to_set & FUSE_SET_ATTR_CTIME) {
+		sa.valid |= BCH_SET_CTIME;
+		sa.ctime = attr->st_ctim;
+	}
+	ret = bch_fs_setattr(bf->c, inum, &sa, &u, &err);
+	if (ret) {
+		reply_ret(bf, req, ret, &err, "setattr", inum);
+	} else {
+		fill_stat(bf, &u, &st);
+		fuse_reply_attr(req, &st, bf->timeout);
+	}
+	printbuf_exit(&err);
+}
+
+static void bf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	ssize_t n;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	{
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		unsigned flags = fi->flags & O_APPEND ? BCH_WRITE_APPEND : 0;
+
+		/* a write by anyone but root takes setuid away (the kernel's
+		 * file_remove_privs, which direct I/O does not do for us) */
+		if (ctx && ctx->uid)
+			flags |= BCH_WRITE_KILL_SUID;
+		n = bch_fs_write(bf->c, inum, (uint64_t)off, buf, size, flags, NULL, &err);
+	}
+	if (n < 0)
+		reply_ret(bf, req, (int)n, &err, "write", inum);
+	else
+		fuse_reply_write(req, (size_t)n);
+	printbuf_exit(&err);
+}
+
+static void bf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, 0);
+}
+
+static void bf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	int ret = bch_fs_fsync(bf->c, &err);
+
+	if (ret)
+		reply_ret(bf, req, ret, &err, "fsync", bch_fuse_ino_to_inum(ino));
+	else
+		fuse_reply_err(req, 0);
+	printbuf_exit(&err);
+}
+
+static void bf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	int ret;
+
+	ret = bch_fs_xattr_set(bf->c, inum, name, value, size,
+			       (flags & XATTR_CREATE ? BCH_XATTR_CREATE : 0) |
+			       (flags & XATTR_REPLACE ? BCH_XATTR_REPLACE : 0), &err);
+	if (ret)
+		reply_ret(bf, req, ret, &err, "setxattr", inum);
+	else
+		fuse_reply_err(req, 0);
+	printbuf_exit(&err);
+}
+
+static void bf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	int ret = bch_fs_xattr_remove(bf->c, inum, name, &err);
+
+	if (ret)
+		reply_ret(bf, req, ret, &err, "removexattr", inum);
+	else
+		fuse_reply_err(req, 0);
+	printbuf_exit(&err);
+}
+
+static void bf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+			 struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	unsigned m = 0;
+	int ret;
+
+	if (offset < 0 || length <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (mode & FALLOC_FL_KEEP_SIZE)
+		m |= BCH_FALLOC_KEEP_SIZE;
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		m |= BCH_FALLOC_PUNCH_HOLE;
+	if (mode & FALLOC_FL_ZERO_RANGE)
+		m |= BCH_FALLOC_ZERO_RANGE;
+	ret = bch_fs_fallocate(bf->c, inum, m, (uint64_t)offset, (uint64_t)length, &err);
+	if (ret)
+		reply_ret(bf, req, ret, &err, "fallocate", inum);
+	else
+		fuse_reply_err(req, 0);
+	printbuf_exit(&err);
+}
+
+static void bf_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct printbuf err = PRINTBUF;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	int64_t ret;
+
+	if ((whence != SEEK_DATA && whence != SEEK_HOLE) || off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	ret = bch_fs_seek(bf->c, inum, (uint64_t)off, whence == SEEK_DATA, &err);
+	if (ret < 0)
+		reply_ret(bf, req, (int)ret, &err, "lseek", inum);
+	else
+		fuse_reply_lseek(req, (off_t)ret);
+	printbuf_exit(&err);
+}
+
+static void bf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct bch_fuse *bf = req_fs(req);
+
+	/* counted like files: a directory removed while open stays until closed */
+	opens_inc(bf, bch_fuse_ino_to_inum(ino));
+	if (fuse_reply_open(req, fi))
+		opens_dec(bf, bch_fuse_ino_to_inum(ino));
+}
+
+static void bf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	opens_dec(req_fs(req), bch_fuse_ino_to_inum(ino));
+	fuse_reply_err(req, 0);
+}
+
+/* ---- the journal timer (read-write) ---- */
+
+/*
+ * Every 100 ms: the open journal entry is written once it is a second
+ * old (30 §3.7), so that at most the last second of work that nobody
+ * fsync'd is lost in a crash.
+ */
+static void *timer_fn(void *arg)
+{
+	struct bch_fuse *bf = arg;
+	sigset_t all;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	pthread_mutex_lock(&bf->timer_lock);
+	while (!bf->timer_stop) {
+		struct timespec ts;
+		struct printbuf err = PRINTBUF;
+		int ret;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 100 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&bf->timer_cond, &bf->timer_lock, &ts);
+		if (bf->timer_stop)
+			break;
+		pthread_mutex_unlock(&bf->timer_lock);
+		bch_fs_lock(bf->c);
+		ret = bch_journal_flush_old(bf->c, BCH_JOURNAL_WRITE_DELAY_NS, &err);
+		bch_fs_unlock(bf->c);
+		if (ret)
+			bf_log(bf, &err, "writing the journal failed: %s; the filesystem is read-only now",
+			       bch_err_str(ret));
+		printbuf_exit(&err);
+		pthread_mutex_lock(&bf->timer_lock);
+	}
+	pthread_mutex_unlock(&bf->timer_lock);
+	return NULL;
+}
+
+static void timer_stop(struct bch_fuse *bf)
+{
+	if (!bf->timer_live)
+		return;
+	pthread_mutex_lock(&bf->timer_lock);
+	bf->timer_stop = true;
+	pthread_cond_signal(&bf->timer_cond);
+	pthread_mutex_unlock(&bf->timer_lock);
+	pthread_join(bf->timer, NULL);
+	bf->timer_live = false;
+}
+
+/* ---- the operations, each under the engine lock ---- */
+
+#define LOCKED(fn, params, args)					\
+static void fn##_locked params						\
+{									\
+	struct bch_fuse *bf = req_fs(req);				\
+									\
+	bch_fs_lock(bf->c);						\
+	fn args;							\
+	bch_fs_unlock(bf->c);						\
+}
+
+LOCKED(bf_lookup, (fuse_req_t req, fuse_ino_t parent, const char *name), (req, parent, name))
+LOCKED(bf_getattr, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+LOCKED(bf_setattr, (fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		    struct fuse_file_info *fi), (req, ino, attr, to_set, fi))
+LOCKED(bf_readlink, (fuse_req_t req, fuse_ino_t ino), (req, ino))
+LOCKED(bf_mknod, (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev),
+       (req, parent, name, mode, rdev))
+LOCKED(bf_mkdir, (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode),
+       (req, parent, name, mode))
+LOCKED(bf_unlink, (fuse_req_t req, fuse_ino_t parent, const char *name), (req, parent, name))
+LOCKED(bf_rmdir, (fuse_req_t req, fuse_ino_t parent, const char *name), (req, parent, name))
+LOCKED(bf_symlink, (fuse_req_t req, const char *link, fuse_ino_t parent, const char *name),
+       (req, link, parent, name))
+LOCKED(bf_rename, (fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		   const char *newname, unsigned int flags),
+       (req, parent, name, newparent, newname, flags))
+LOCKED(bf_link, (fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname),
+       (req, ino, newparent, newname))
+LOCKED(bf_open, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+LOCKED(bf_read, (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		 struct fuse_file_info *fi), (req, ino, size, off, fi))
+LOCKED(bf_write, (fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		  struct fuse_file_info *fi), (req, ino, buf, size, off, fi))
+LOCKED(bf_release, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+LOCKED(bf_fsync, (fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi),
+       (req, ino, datasync, fi))
+LOCKED(bf_readdir, (fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi), (req, ino, size, off, fi))
+LOCKED(bf_statfs, (fuse_req_t req, fuse_ino_t ino), (req, ino))
+LOCKED(bf_setxattr, (fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		     size_t size, int flags), (req, ino, name, value, size, flags))
+LOCKED(bf_getxattr, (fuse_req_t req, fuse_ino_t ino, const char *name, size_t size),
+       (req, ino, name, size))
+LOCKED(bf_listxattr, (fuse_req_t req, fuse_ino_t ino, size_t size), (req, ino, size))
+LOCKED(bf_removexattr, (fuse_req_t req, fuse_ino_t ino, const char *name), (req, ino, name))
+LOCKED(bf_create, (fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		   struct fuse_file_info *fi), (req, parent, name, mode, fi))
+LOCKED(bf_fallocate, (fuse_req_t req, fuse_ino_t ino, int mode, off_t offset, off_t length,
+		      struct fuse_file_info *fi), (req, ino, mode, offset, length, fi))
+LOCKED(bf_lseek, (fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		  struct fuse_file_info *fi), (req, ino, off, whence, fi))
+LOCKED(bf_opendir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), (req, ino, fi))
+LOCKED(bf_releasedir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi),
+       (req, ino, fi))
+
+/* read-only: the write operations are left NULL (libfuse answers ENOSYS; a
+ * read-only mount never gets them) */
+static const struct fuse_lowlevel_ops bch_fuse_ops_ro = {
 	.init		= bf_init,
-	.lookup		= bf_lookup,
-	.getattr	= bf_getattr,
-	.readlink	= bf_readlink,
-	.open		= bf_open,
-	.read		= bf_read,
-	.release	= bf_release,
-	.readdir	= bf_readdir,
-	.statfs		= bf_statfs,
-	.getxattr	= bf_getxattr,
-	.listxattr	= bf_listxattr,
+	.lookup		= bf_lookup_locked,
+	.getattr	= bf_getattr_locked,
+	.readlink	= bf_readlink_locked,
+	.open		= bf_open_locked,
+	.read		= bf_read_locked,
+	.release	= bf_release_locked,
+	.readdir	= bf_readdir_locked,
+	.statfs		= bf_statfs_locked,
+	.getxattr	= bf_getxattr_locked,
+	.listxattr	= bf_listxattr_locked,
+};
+
+static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
+	.init		= bf_init,
+	.lookup		= bf_lookup_locked,
+	.getattr	= bf_getattr_locked,
+	.setattr	= bf_setattr_locked,
+	.readlink	= bf_readlink_locked,
+	.mknod		= bf_mknod_locked,
+	.mkdir		= bf_mkdir_locked,
+	.unlink		= bf_unlink_locked,
+	.rmdir		= bf_rmdir_locked,
+	.symlink	= bf_symlink_locked,
+	.rename		= bf_rename_locked,
+	.link		= bf_link_locked,
+	.open		= bf_open_locked,
+	.read		= bf_read_locked,
+	.write		= bf_write_locked,
+	.flush		= bf_flush,
+	.release	= bf_release_locked,
+	.fsync		= bf_fsync_locked,
+	.opendir	= bf_opendir_locked,
+	.readdir	= bf_readdir_locked,
+	.releasedir	= bf_releasedir_locked,
+	.fsyncdir	= bf_fsync_locked,
+	.statfs		= bf_statfs_locked,
+	.setxattr	= bf_setxattr_locked,
+	.getxattr	= bf_getxattr_locked,
+	.listxattr	= bf_listxattr_locked,
+	.removexattr	= bf_removexattr_locked,
+	.create		= bf_create_locked,
+	.fallocate	= bf_fallocate_locked,
+	.lseek		= bf_lseek_locked,
 };
 
 struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts)
@@ -794,6 +1535,8 @@ struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts
 	if (opts)
 		bf->opts = *opts;
 	bf->timeout = bf->opts.timeout > 0 ? bf->opts.timeout : BCH_FUSE_DEFAULT_TIMEOUT;
+	pthread_mutex_init(&bf->timer_lock, NULL);
+	pthread_cond_init(&bf->timer_cond, NULL);
 	return bf;
 }
 
@@ -807,16 +1550,44 @@ void bch_fuse_free(struct bch_fuse *bf)
 {
 	if (!bf)
 		return;
+	timer_stop(bf);
 	bch_read_ahead_free(bf->ra);
 	free(bf->rbuf);
 	free(bf->segs.v);
 	free(bf->iov);
-	free(bf->parent_keys);
-	free(bf->parent_vals);
+	map_exit(&bf->parents);
+	map_exit(&bf->opens);
+	pthread_mutex_destroy(&bf->timer_lock);
+	pthread_cond_destroy(&bf->timer_cond);
 	free(bf);
 }
 
 struct fuse_session *bch_fuse_session_new(struct bch_fuse *bf, struct fuse_args *args)
 {
-	return fuse_session_new(args, &bch_fuse_ops, sizeof(bch_fuse_ops), bf);
+	const struct fuse_lowlevel_ops *ops = bf->opts.rw ? &bch_fuse_ops_rw : &bch_fuse_ops_ro;
+
+	return fuse_session_new(args, ops, sizeof(*ops), bf);
+}
+
+int bch_fuse_stop(struct bch_fuse *bf, struct printbuf *err)
+{
+	int ret = 0;
+
+	if (!bf)
+		return 0;
+	timer_stop(bf);
+	if (!bf->opts.rw)
+		return 0;
+	bch_fs_lock(bf->c);
+	/* files unlinked while open, still open at the unmount */
+	for (size_t i = 0; i < bf->opens.size; i++)
+		if (bf->opens.keys[i] && (bf->opens.vals[i] & OPEN_ORPHAN)) {
+			int r = bch_fs_inode_rm(bf->c, bf->opens.keys[i], err);
+
+			if (r && !ret)
+				ret = r;
+		}
+	map_exit(&bf->opens);
+	bch_fs_unlock(bf->c);
+	return ret;
 }

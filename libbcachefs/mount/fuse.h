@@ -51,6 +51,13 @@ struct bch_fuse_opts {
 	 * kernel copies each reply into its cache, then to the reader.
 	 */
 	bool		kernel_cache;
+	/*
+	 * read-write, neither option given: files opened for writing use the
+	 * kernel's cache (shared writable mmap works there, and writes are
+	 * written through), files opened read-only direct I/O (the fast
+	 * read path above)
+	 */
+	bool		cache_auto;
 	/* the max_read mount option given to fuse_session_new(), if any
 	 * (libfuse 3 wants init to ask for the same) */
 	unsigned	max_read;
@@ -61,6 +68,11 @@ struct bch_fuse_opts {
 	/* no worker thread reading and verifying ahead of sequential reads
 	 * (bch_read_ahead_new(); -o noread_ahead) */
 	bool		no_read_ahead;
+	/* read-write: the write operations, the journal timer (the engine
+	 * must be started, with batched commits) */
+	bool		rw;
+	/* no atime updates on reads (-o noatime; default: relatime) */
+	bool		noatime;
 	/* one message per failed operation (no trailing newline); may be NULL */
 	void		(*log)(void *arg, const char *msg);
 	void		*log_arg;
@@ -71,6 +83,12 @@ struct bch_fuse;
 /* State for the session over @c (which stays owned by the caller). */
 struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts);
 void bch_fuse_free(struct bch_fuse *bf);
+/*
+ * After the session loop: stop the journal timer and delete the files
+ * unlinked while open (read-write). The caller then stops the engine.
+ */
+struct printbuf;
+int bch_fuse_stop(struct bch_fuse *bf, struct printbuf *err);
 
 /*
  * fuse_session_new() with our operations. @args are libfuse's

@@ -548,6 +548,7 @@ int main(int argc, char **argv)
 	if (bch_fs_rw_start(c, &err))
 		die("rw_start: %s", printbuf_str(&err));
 	bch_trans_init(&t, c);
+	t.raw = true;	/* damage as planted: no bucket accounting */
 	while (i < argc) {
 		int j = i;
 

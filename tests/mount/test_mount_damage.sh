@@ -21,7 +21,7 @@ with open(sys.argv[1], "r+b") as f:
     f.seek(int(sys.argv[2])); b = f.read(1); f.seek(int(sys.argv[2])); f.write(bytes([b[0] ^ 0x20]))
 PY
 
-mount_fg damage "$img"
+mount_fg damage "$img" -o ro
 
 cat "$mnt/d/small" > "$WORK/small" 2> "$WORK/cat.err" && fail "damaged file read without error"
 cat "$WORK/cat.err"
@@ -44,7 +44,7 @@ test_tool plant
 img2=$WORK/badmode.img
 cp --sparse=always "$(golden_images a_default_20M)" "$img2"
 "$TOOL" "$img2" inode 4097 mode=0 || fail "plant lost+found mode"
-mount_fg badmode "$img2"
+mount_fg badmode "$img2" -o ro
 stat "$mnt/lost+found" > /dev/null 2>&1 && fail "lost+found with mode 0: stat worked"
 ls "$mnt" > /dev/null || fail "root not listable"
 unmount_fg badmode
@@ -52,7 +52,7 @@ grep -q "inode 4097 has mode 0, no valid file type; returned EIO" "$WORK/badmode
 	fail "log does not name the inode with no file type"
 
 "$TOOL" "$img2" inode 4096 mode=0 || fail "plant root mode"
-mount_fg badroot "$img2"
+mount_fg badroot "$img2" -o ro
 stat "$mnt" > /dev/null 2>&1 && fail "root with mode 0: stat worked"
 unmount_fg badroot
 grep -q "inode 4096 has mode 0, the root is not a directory; returned EIO" "$WORK/badroot.log" ||

@@ -1,10 +1,10 @@
 #!/bin/sh
-# bcachefs mount (FUSE, read-only) of golden images: the migrated ext4 tree
+# bcachefs mount -o ro (FUSE, read-only) of golden images: the migrated ext4 tree
 # (d1) compared file by file with its manifest (content, size, mode, owner,
 # times, link targets, device numbers, xattrs, hard links), a device node
 # and a symlink by stat, readdir over several buffers; g4 lz4 and g2 (dirty
 # journal) contents; c1 with its passphrase; e1 as DEV:DEV (source, size,
-# a member found mounted); a wrong passphrase, -o rw, a bad -o max_read=
+# a member found mounted); a wrong passphrase, a bad -o max_read=
 # and a second mount refused with nothing mounted; unmount by fusermount3
 # -u (exit 0), by SIGTERM (exit 0) and of a daemonized mount.
 . "$TESTDIR/../lib.sh"
@@ -26,7 +26,7 @@ if [ -n "$TEST_QUICK" ]; then
 	manifest=$WORK/d1.manifest
 	quick_opts="--allow-extra sparse_1G_hole"
 fi
-mount_fg d1 "$d1"
+mount_fg d1 "$d1" -o ro
 # the source is the device's real path (the mounted-device check finds it)
 src=$(awk -v m="$mnt" '$2 == m { print $1 }' /proc/mounts)
 [ "$src" = "$(realpath "$d1")" ] || fail "d1: mount source is '$src'"
@@ -50,20 +50,15 @@ touch "$mnt/newfile" 2> /dev/null && fail "d1: created a file"
 df -P "$mnt" > /dev/null || fail "d1: statfs failed"
 # a second mount of the same device is refused
 mkdir -p "$WORK/mnt-twice"
-timeout 60 "$BCACHEFS" mount -f "$d1" "$WORK/mnt-twice" > "$WORK/twice.log" 2>&1 < /dev/null
+timeout 60 "$BCACHEFS" mount -f -o ro "$d1" "$WORK/mnt-twice" > "$WORK/twice.log" 2>&1 < /dev/null
 rc=$?
 cat "$WORK/twice.log"
 [ $rc = 1 ] || fail "second mount: exit $rc"
 grep -q "already mounted" "$WORK/twice.log" || fail "second mount: no clear message"
 unmount_fg d1
 
-# ---- refused before mounting: -o rw, wrong passphrase ----
+# ---- refused before mounting: wrong passphrase ----
 mkdir -p "$WORK/mnt-refused"
-timeout 60 "$BCACHEFS" mount -f -o rw "$d1" "$WORK/mnt-refused" > "$WORK/rw.log" 2>&1 < /dev/null
-rc=$?
-cat "$WORK/rw.log"
-[ $rc = 1 ] || fail "-o rw: exit $rc"
-grep -q "read-write mount is not available yet" "$WORK/rw.log" || fail "-o rw: no clear message"
 c1=$(golden_images c1_encrypted)
 printf 'wrong-pass\n' > "$WORK/badpass"
 # a key left in the keyring by someone else's `unlock` wins over the passphrase
@@ -71,7 +66,7 @@ uuid=$("$BCACHEFS" show-super "$c1" | awk '/^External UUID:/ { print $3 }')
 if command -v keyctl > /dev/null && { keyctl search @s user "bcachefs:$uuid" || keyctl search @u user "bcachefs:$uuid"; } > /dev/null 2>&1; then
 	echo "note: the key of c1 is in the keyring: wrong-passphrase check not run"
 else
-	timeout 60 "$BCACHEFS" mount -f --passphrase-file "$WORK/badpass" "$c1" "$WORK/mnt-refused" > "$WORK/bad.log" 2>&1 < /dev/null
+	timeout 60 "$BCACHEFS" mount -f -o ro --passphrase-file "$WORK/badpass" "$c1" "$WORK/mnt-refused" > "$WORK/bad.log" 2>&1 < /dev/null
 	rc=$?
 	cat "$WORK/bad.log"
 	crashed $rc && fail "wrong passphrase: crashed or hung (rc=$rc)"
@@ -90,14 +85,14 @@ for bad in max_read=0 max_read=12x max_read=99999999999; do
 done
 
 # ---- c1: encrypted, with the passphrase ----
-mount_fg c1 "$c1" $(golden_pass_opts c1_encrypted)
+mount_fg c1 "$c1" -o ro $(golden_pass_opts c1_encrypted)
 [ "$(ls -A "$mnt")" = "lost+found" ] || fail "c1: unexpected contents: $(ls -A "$mnt")"
 [ "$(stat -c %F "$mnt/lost+found")" = directory ] || fail "c1: lost+found is not a directory"
 unmount_fg c1
 
 # ---- e1: two devices, DEV:DEV; the source names both ----
 set -- $(golden_images e1_2dev)
-mount_fg e1 "$1:$2"
+mount_fg e1 "$1:$2" -o ro
 src=$(awk -v m="$mnt" '$2 == m { print $1 }' /proc/mounts)
 [ "$src" = "$(realpath "$1"):$(realpath "$2")" ] || fail "e1: mount source is '$src'"
 [ "$(ls -A "$mnt")" = "lost+found" ] || fail "e1: unexpected contents: $(ls -A "$mnt")"
@@ -105,12 +100,12 @@ src=$(awk -v m="$mnt" '$2 == m { print $1 }' /proc/mounts)
 size_k=$(df -P -k "$mnt" | awk 'NR == 2 { print $2 }')
 [ "$size_k" -gt 1900000 ] && [ "$size_k" -le 2097152 ] || fail "e1: statfs size ${size_k}K"
 # the second member alone is found mounted (the source is split on ':')
-timeout 60 "$BCACHEFS" mount -f "$2" "$WORK/mnt-twice" > "$WORK/twice2.log" 2>&1 < /dev/null
+timeout 60 "$BCACHEFS" mount -f -o ro "$2" "$WORK/mnt-twice" > "$WORK/twice2.log" 2>&1 < /dev/null
 [ $? = 1 ] && grep -q "already mounted" "$WORK/twice2.log" || fail "e1: second member mounted again"
 unmount_fg e1
 
 # ---- g4 lz4 (compressed extents) and g2 (keys still in the journal) ----
-mount_fg lz4 "$(golden_images g4_compressed_encrypted_data lz4)"
+mount_fg lz4 "$(golden_images g4_compressed_encrypted_data lz4)" -o ro
 cmp_tree lz4 "$GOLDEN/g4_compressed_encrypted_data/out/lz4-tree-manifest.txt" --content-only --allow-extra lost+found
 # SIGTERM unmounts and the process ends with 0
 kill -TERM $pid
@@ -121,7 +116,7 @@ cat "$WORK/lz4.log"
 is_mounted "$mnt" && fail "SIGTERM: still mounted"
 
 if [ -z "$TEST_QUICK" ]; then
-	mount_fg g2 "$(golden_images g2_dirty_journal)"
+	mount_fg g2 "$(golden_images g2_dirty_journal)" -o ro
 	cmp_tree g2 "$GOLDEN/g2_dirty_journal/out/tree-manifest.txt" --content-only --allow-extra lost+found
 	unmount_fg g2
 fi
@@ -129,7 +124,7 @@ fi
 # ---- daemonized: returns once mounted, unmounts with fusermount3 -u ----
 mnt=$WORK/mnt-daemon
 mkdir -p "$mnt"
-timeout 60 "$BCACHEFS" mount "$(golden_images g4_compressed_encrypted_data lz4)" "$mnt" > "$WORK/daemon.log" 2>&1 < /dev/null
+timeout 60 "$BCACHEFS" mount -o ro "$(golden_images g4_compressed_encrypted_data lz4)" "$mnt" > "$WORK/daemon.log" 2>&1 < /dev/null
 rc=$?
 cat "$WORK/daemon.log"
 [ $rc = 0 ] || fail "daemon: exit $rc"

@@ -58,13 +58,13 @@ served() {
 	sed -n 's/^read ahead: [0-9]* regions read, \([0-9]*\) reads served.*/\1/p' "$WORK/read.log"
 }
 
-mount_fg read "$img" -v
+mount_fg read "$img" -o ro -v
 compare "direct (default)"
 unmount_fg read
 n=$(served)
 [ -n "$n" ] && [ "$n" -gt 10 ] || fail "the worker served ${n:-no} reads: $(cat "$WORK/read.log")"
 
-mount_fg read "$img" -v -o noread_ahead
+mount_fg read "$img" -o ro -v -o noread_ahead
 compare "noread_ahead"
 unmount_fg read
 [ "$(served)" = 0 ] || fail "noread_ahead: $(cat "$WORK/read.log")"
@@ -85,19 +85,19 @@ for fopts in "--data_checksum=none" "--compression_type=zstd" \
 	case $fopts in *--encrypted*) popt="--passphrase-file $WORK/pass";; esac
 	# the compressible file alone: the worker serves it
 	# shellcheck disable=SC2086
-	mount_fg read "$img" -v $popt
+	mount_fg read "$img" -o ro -v $popt
 	cat "$mnt/text" > /dev/null || fail "$fopts: reading text failed"
 	unmount_fg read
 	n=$(served)
 	[ -n "$n" ] && [ "$n" -gt 5 ] || fail "$fopts: the worker served ${n:-no} reads of text: $(cat "$WORK/read.log")"
 	# shellcheck disable=SC2086
-	mount_fg read "$img" $popt
+	mount_fg read "$img" -o ro $popt
 	compare "$fopts"
 	unmount_fg read
 done
 img=$img_csum
 
-mount_fg read "$img" -o kernel_cache
+mount_fg read "$img" -o ro -o kernel_cache
 compare "kernel_cache"
 python3 - "$src/big" "$mnt/big" <<'PY' || fail "shared mmap with kernel_cache"
 import mmap, sys
@@ -127,7 +127,7 @@ with open(sys.argv[1], "r+b") as f:
 PY
 for opts in "" "-o kernel_cache" "-o noread_ahead"; do
 	# shellcheck disable=SC2086
-	mount_fg read "$img" $opts
+	mount_fg read "$img" -o ro $opts
 	cat "$mnt/big" > /dev/null 2> "$WORK/cat.err" && fail "damaged file read without error"
 	grep -q "Input/output error" "$WORK/cat.err" || fail "not EIO: $(cat "$WORK/cat.err")"
 	bad=$(( (end - len) * 512 ))

@@ -237,7 +237,7 @@ static void test_many_files(void **state)
 
 	c = open_fs(true);
 	assert_true(BCH_SB_CLEAN(c->sb));
-	assert_int_equal(c->journal.nr_keys, 0);
+	assert_int_equal(c->overlay.nr_keys, 0);
 	assert_int_equal(count_keys(c, BTREE_ID_INODES), inodes0 + expect);
 	assert_int_equal(count_keys(c, BTREE_ID_DIRENTS), dirents0 + expect);
 	assert_true(c->roots[BTREE_ID_INODES].level >= 1);	/* the root split */
@@ -327,7 +327,7 @@ static void test_unclean_replay(void **state)
 
 	c = open_fs(true);
 	assert_false(BCH_SB_CLEAN(c->sb));
-	assert_true(c->journal.nr_keys >= 200);
+	assert_true(c->overlay.nr_keys >= 200);
 	assert_true(file_exists(c, 20099));
 	bch_fs_close(c);
 	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
@@ -336,7 +336,7 @@ static void test_unclean_replay(void **state)
 	stop_close(c);
 	c = open_fs(true);
 	assert_true(BCH_SB_CLEAN(c->sb));
-	assert_int_equal(c->journal.nr_keys, 0);
+	assert_int_equal(c->overlay.nr_keys, 0);
 	assert_true(file_exists(c, 20099));
 	bch_fs_close(c);
 	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
