@@ -41,6 +41,8 @@ const char cmd_extract_usage[] =
 "Options:\n"
 "      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 "                              from FILE (\"-\" = stdin)\n"
+"      --degraded              copy even when member devices are missing (each is\n"
+"                              named; files only on them cannot be read)\n"
 "      --ignore-errors         copy what can be read, list what could not\n"
 "                              (the exit status is still 1)\n"
 "  -v, --verbose               print each path as it is copied\n"
@@ -130,6 +132,8 @@ struct extract {
 	unsigned long		nr_files, nr_failed;
 	unsigned long		nr_repaired;	/* read from another replica */
 	bool			stop;		/* an error without --ignore-errors */
+	const char		*top_dest;	/* where PATH itself goes */
+	bool			top_is_file;	/* PATH is not a directory */
 };
 
 /* Report a failure on the current path. */
@@ -142,6 +146,28 @@ __printf(2, 3) static void fail(struct extract *x, const char *fmt, ...)
 	vfprintf(stderr, fmt, args);
 	va_end(args);
 	fputc('\n', stderr);
+	x->nr_failed++;
+	if (!x->ignore_errors)
+		x->stop = true;
+}
+
+/*
+ * A failure writing the destination: named by the destination path (where
+ * the copy of the current path goes), with the path in the filesystem.
+ */
+__printf(2, 3) static void fail_dest(struct extract *x, const char *fmt, ...)
+{
+	const char *rel = printbuf_str(&x->path) + min_t(size_t, x->path_base, x->path.pos);
+	va_list args;
+
+	if (x->top_is_file || !*rel)
+		fprintf(stderr, "bcachefs extract: %s: ", x->top_dest);
+	else
+		fprintf(stderr, "bcachefs extract: %s/%s: ", x->dest, rel);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fprintf(stderr, " (copying /%s)\n", printbuf_str(&x->path));
 	x->nr_failed++;
 	if (!x->ignore_errors)
 		x->stop = true;
@@ -220,7 +246,7 @@ static int set_one_xattr(void *arg, unsigned x_type, const char *name,
 		}
 	}
 	if (r && !(xc->symlink && errno == EPERM))
-		fail(xc->x, "setting xattr %s: %s", full, strerror(errno));
+		fail_dest(xc->x, "setting xattr %s: %s", full, strerror(errno));
 	free(conv);
 	return 0;
 }
@@ -253,18 +279,18 @@ static void set_attrs(struct extract *x, const struct bch_inode_unpacked *inode,
 		int r = fd >= 0 ? fchown(fd, st.uid, st.gid)
 			: fchownat(dirfd, name, st.uid, st.gid, AT_SYMLINK_NOFOLLOW);
 		if (r)
-			fail(x, "chown %u:%u: %s", st.uid, st.gid, strerror(errno));
+			fail_dest(x, "chown %u:%u: %s", st.uid, st.gid, strerror(errno));
 	}
 	if (!symlink) {
 		int r = fd >= 0 ? fchmod(fd, st.mode & 07777)
 			: fchmodat(dirfd, name, st.mode & 07777, 0);
 		if (r)
-			fail(x, "chmod %o: %s", st.mode & 07777, strerror(errno));
+			fail_dest(x, "chmod %o: %s", st.mode & 07777, strerror(errno));
 	}
 	ts[0] = st.atime;
 	ts[1] = st.mtime;
 	if (fd >= 0 ? futimens(fd, ts) : utimensat(dirfd, name, ts, AT_SYMLINK_NOFOLLOW))
-		fail(x, "setting times: %s", strerror(errno));
+		fail_dest(x, "setting times: %s", strerror(errno));
 }
 
 /* ---- one inode ---- */
@@ -311,7 +337,7 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 	unlinkat(dirfd, name, 0);
 	w.fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (w.fd < 0) {
-		fail(x, "create: %s", strerror(errno));
+		fail_dest(x, "create: %s", strerror(errno));
 		return;
 	}
 	bch_file_open(x->c, inode, &f);
@@ -320,7 +346,7 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 	bch_file_close(&f);
 	if (ret < 0 || w.err) {
 		if (w.err)
-			fail(x, "write: %s", strerror(w.err));
+			fail_dest(x, "write: %s", strerror(w.err));
 		else
 			fail_err(x, &err, "reading data", ret);
 		if (!x->ignore_errors)
@@ -336,7 +362,7 @@ static void extract_reg(struct extract *x, int dirfd, const char *name,
 		x->nr_repaired++;
 	}
 	if (ftruncate(w.fd, (off_t)inode->bi_size))
-		fail(x, "truncate to %" PRIu64 ": %s", inode->bi_size, strerror(errno));
+		fail_dest(x, "truncate to %" PRIu64 ": %s", inode->bi_size, strerror(errno));
 	set_xattrs(x, inode, w.fd, dirfd, name, false);
 	set_attrs(x, inode, w.fd, dirfd, name, false);
 out:
@@ -359,7 +385,7 @@ static void extract_symlink(struct extract *x, int dirfd, const char *name,
 		fail(x, "symlink target contains a NUL byte; cut there");
 	unlinkat(dirfd, name, 0);
 	if (symlinkat(target, dirfd, name)) {
-		fail(x, "symlink: %s", strerror(errno));
+		fail_dest(x, "symlink: %s", strerror(errno));
 		goto out;
 	}
 	set_xattrs(x, inode, -1, dirfd, name, true);
@@ -384,7 +410,7 @@ static void extract_special(struct extract *x, int dirfd, const char *name,
 	}
 	unlinkat(dirfd, name, 0);
 	if (mknodat(dirfd, name, type | 0600, rdev)) {
-		fail(x, "mknod: %s", strerror(errno));
+		fail_dest(x, "mknod: %s", strerror(errno));
 		return;
 	}
 	set_xattrs(x, inode, -1, dirfd, name, false);
@@ -408,12 +434,12 @@ static void extract_dir(struct extract *x, int dirfd, const char *name,
 		return;
 	}
 	if (mkdirat(dirfd, name, 0700) && errno != EEXIST) {
-		fail(x, "mkdir: %s", strerror(errno));
+		fail_dest(x, "mkdir: %s", strerror(errno));
 		return;
 	}
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
-		fail(x, "open directory: %s", strerror(errno));
+		fail_dest(x, "open directory: %s", strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -468,7 +494,7 @@ static void extract_inode(struct extract *x, int dirfd, const char *name,
 			pr_buf(&target, "%s/%s", x->dest, *first);
 			unlinkat(dirfd, name, 0);
 			if (linkat(AT_FDCWD, printbuf_str(&target), dirfd, name, 0))
-				fail(x, "link to %s: %s", printbuf_str(&target), strerror(errno));
+				fail_dest(x, "link to %s: %s", printbuf_str(&target), strerror(errno));
 			printbuf_exit(&target);
 			return;
 		}
@@ -558,28 +584,33 @@ int cmd_extract(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "ignore-errors",	no_argument,		NULL, 'i' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
-	struct bch_fs_opts fo = { .read_only = true, .degraded = true, .ask_passphrase = true };
+	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
 	struct extract x = { .root = geteuid() == 0 };
 	struct printbuf err = PRINTBUF;
 	struct bch_inode_unpacked inode;
 	const char *src;
-	char *dest_copy, *parent, *base;
+	char *dest_copy, *parent, *base, *top_dest;
 	struct stat st;
 	uint64_t inum;
 	int opt, ret, pfd, nr_devs;
 
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'P':
 			fo.passphrase_file = optarg;
 			break;
 		case 'i':
 			x.ignore_errors = true;
+			break;
+		case 'D':
+			fo.degraded = true;
 			break;
 		case 'v':
 			x.verbose++;
@@ -588,7 +619,7 @@ int cmd_extract(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_extract_usage);
 		default:
-			cmd_usage_error(cmd_extract_usage, "unknown option");
+			cmd_bad_option(cmd_extract_usage, opt, argv);
 		}
 	}
 	nr_devs = argc - optind - 2;
@@ -599,12 +630,13 @@ int cmd_extract(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, (unsigned)nr_devs, &fo, &x.c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		die("cannot open %s: %s", argv[optind], bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, cmd_missing_hint(argv + optind, nr_devs, &fo, ret, &err));
+		exit(EXIT_FAIL);
 	}
 	if (x.verbose)
 		fputs(printbuf_str(&err), stderr);
 	printbuf_reset(&err);
+	cmd_note_missing(x.c);
 	/* stale cached copies are judged by the alloc btree's bucket gens */
 	ret = bch_btree_read_bucket_gens(x.c, &err);
 	if (ret)
@@ -635,8 +667,12 @@ int cmd_extract(int argc, char *argv[])
 	dest_copy = xstrdup(x.dest);
 	parent = dirname(dest_copy);
 	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0)
-		die("%s: %s", parent, strerror(errno));
+	if (pfd < 0) {
+		/* the destination cannot be created: name it, not the source */
+		fprintf(stderr, "%s: %s: %s (its directory %s cannot be opened)\n",
+			bch_cmd_name, x.dest, strerror(errno), parent);
+		exit(EXIT_FAIL);
+	}
 	free(dest_copy);
 	dest_copy = xstrdup(x.dest);
 	base = basename(dest_copy);
@@ -656,6 +692,8 @@ int cmd_extract(int argc, char *argv[])
 		while (x.path.pos && x.path.buf[x.path.pos - 1] == '/')
 			x.path.buf[--x.path.pos] = 0;
 	}
+	x.top_dest = top_dest = xstrdup(x.dest);
+	x.top_is_file = !S_ISDIR(inode.bi_mode);
 	/* hard link targets are DEST-relative: make DEST the directory itself */
 	if (S_ISDIR(inode.bi_mode)) {
 		x.path_base = x.path.pos ? x.path.pos + 1 : 0;
@@ -687,6 +725,7 @@ int cmd_extract(int argc, char *argv[])
 	printbuf_exit(&x.path);
 	printbuf_exit(&err);
 	free(x.dest);
+	free(top_dest);
 	bch_fs_close(x.c);
 	return x.nr_failed ? EXIT_FAIL : EXIT_OK;
 }

@@ -11,6 +11,7 @@
 #include "cmds.h"
 
 #include "libbcachefs/crypto.h"
+#include "libbcachefs/devstack.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/format.h"
 #include "libbcachefs/fs.h"
@@ -54,7 +55,7 @@ const char cmd_format_usage[] =
 "      --promote_target=TARGET    Device or disk group to cache reads on\n"
 "      --encrypted                Encrypt the filesystem (ChaCha20/Poly1305); asks\n"
 "                                 for a passphrase\n"
-"      --passphrase_file=FILE     Read the passphrase from the first line of FILE\n"
+"      --passphrase-file=FILE     Read the passphrase from the first line of FILE\n"
 "      --no_passphrase            Store the encryption key unencrypted\n"
 "  -e, --error_action=(continue|remount-ro|panic)   default remount-ro\n"
 "      --gc_reserve_percent=N     5-20, default 8\n"
@@ -74,6 +75,7 @@ const char cmd_format_usage[] =
 "      --source=DIR               Copy the tree under DIR into the new filesystem\n"
 "                                 (DIR becomes its root directory)\n"
 "  -q, --quiet                    Print only errors\n"
+"  -V, --version                  Print the version and exit\n"
 "  -h, --help                     Print this help and exit\n"
 "\n"
 "Device options (they apply to every device that follows, until changed):\n"
@@ -91,8 +93,11 @@ const char cmd_format_usage[] =
 "\n"
 "Exit status: 0 formatted, 1 failed (nothing or only earlier devices written;\n"
 "or the superblocks were written but initialising the filesystem failed, which\n"
-"leaves a valid uninitialised filesystem),\n"
+"leaves a valid uninitialised filesystem), 2 formatted, but some xattrs of\n"
+"--source were too large to copy (each is named on standard error),\n"
 "16 usage error.\n";
+
+enum { EXIT_PARTIAL = 2 };
 
 enum {
 	O_btree_node_size = 256,
@@ -146,6 +151,7 @@ static const struct option format_opts[] = {
 	{ "background_target",		required_argument, NULL, O_background_target },
 	{ "promote_target",		required_argument, NULL, O_promote_target },
 	{ "encrypted",			no_argument,	   NULL, O_encrypted },
+	{ "passphrase-file",		required_argument, NULL, O_passphrase_file },
 	{ "passphrase_file",		required_argument, NULL, O_passphrase_file },
 	{ "no_passphrase",		no_argument,	   NULL, O_no_passphrase },
 	{ "error_action",		required_argument, NULL, 'e' },
@@ -169,6 +175,7 @@ static const struct option format_opts[] = {
 	{ "data_allowed",		required_argument, NULL, O_data_allowed },
 	{ "durability",			required_argument, NULL, O_durability },
 	{ "quiet",			no_argument,	   NULL, 'q' },
+	{ "version",			no_argument,	   NULL, 'V' },
 	{ "help",			no_argument,	   NULL, 'h' },
 	{ NULL }
 };
@@ -212,11 +219,53 @@ static void confirm_overwrite(const char *path, const char *what)
 }
 
 /*
- * Initialise the filesystem just written (spec 10 §5.10): open it read-write
- * with every device and run the first-mount initialisation. The passphrase
- * already read is handed to the open through an anonymous memory file, so
- * it is neither asked for again nor written anywhere.
+ * The same device given twice under two names (./a.img and a.img, a link,
+ * a loop device of the image, a partition and its disk): refused by
+ * identity before anything is opened for writing. Paths that cannot be
+ * examined are reported when they are opened.
  */
+static void check_distinct(const struct mkfs_dev *devs, unsigned nr)
+{
+	struct dev_stack *s = xcalloc(nr, sizeof(*s));
+
+	for (unsigned i = 0; i < nr; i++) {
+		if (dev_stack_get(devs[i].path, -1, &s[i]))
+			s[i].nr = 0;
+		for (unsigned j = 0; j < i; j++)
+			if (dev_stacks_overlap(&s[i], &s[j])) {
+				if (!strcmp(devs[i].path, devs[j].path))
+					cmd_usage_error(cmd_format_usage, "device %s given twice",
+							devs[i].path);
+				cmd_usage_error(cmd_format_usage,
+						"%s and %s are the same device (or one is built on the other)",
+						devs[j].path, devs[i].path);
+			}
+	}
+	for (unsigned i = 0; i < nr; i++)
+		dev_stack_exit(&s[i]);
+	free(s);
+}
+
+/*
+ * The superblock as the filesystem now is: read back from the first
+ * device after initialisation (clean, what each device holds), else the
+ * one written (--no_initialize).
+ */
+static void print_result(struct mkfs_dev *dev, const struct bch_sb *written)
+{
+	struct printbuf out = PRINTBUF, err = PRINTBUF;
+	struct bch_sb_handle h = { 0 };
+
+	if (bch_sb_read(dev->io, &h, &err))
+		h.sb = NULL;
+	bch_sb_to_text(&out, h.sb ?: written, 1U << BCH_SB_FIELD_members);
+	fputs(printbuf_str(&out), stdout);
+	bch_sb_handle_free(&h);
+	printbuf_exit(&out);
+	printbuf_exit(&err);
+}
+
+/* Progress of --source, on a terminal. */
 static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done)
 {
 	fprintf(stderr, "\rcopying: %" PRIu64 " inodes, %" PRIu64 " MiB%s", files,
@@ -224,6 +273,11 @@ static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done
 }
 
 /*
+ * Initialise the filesystem just written (spec 10 §5.10): open it read-write
+ * with every device and run the first-mount initialisation. The passphrase
+ * already read is handed to the open through an anonymous memory file, so
+ * it is neither asked for again nor written anywhere.
+ *
  * After initialisation failed, what the devices hold now, read back the way
  * every other command would (newest superblock among them): *@state = 0
  * formatted but uninitialised, 1 initialised (the error hit only the last
@@ -231,10 +285,9 @@ static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done
  */
 static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 			     const char *passphrase, size_t passphrase_len,
-			     const char *source, bool quiet, int *state,
+			     struct bch_source_opts *so, bool quiet, int *state,
 			     struct printbuf *err)
 {
-	struct bch_source_opts so = { .dir = source };
 	struct bch_init_opts io = { 0 };
 	char **paths = xcalloc(nr, sizeof(*paths));
 	struct bch_fs_opts fo = { 0 };
@@ -260,11 +313,11 @@ static int format_initialize(struct mkfs_dev *devs, unsigned nr,
 		fo.passphrase_file = pass_path;
 	}
 
-	if (source) {
+	if (so->dir) {
 		io.populate = bch_source_populate;
-		io.populate_priv = &so;
+		io.populate_priv = so;
 		if (!quiet && isatty(STDERR_FILENO))
-			so.progress = source_progress;
+			so->progress = source_progress;
 	}
 	ret = bch_fs_open(paths, nr, &fo, &c, err);
 	if (!ret) {
@@ -302,7 +355,8 @@ int cmd_format(int argc, char *argv[])
 	const char *passphrase_file = NULL, *dev_opt_after_last = NULL, *source = NULL;
 	char *passphrase = NULL;
 	size_t passphrase_len = 0;
-	struct printbuf err = PRINTBUF;
+	struct printbuf err = PRINTBUF, warnings = PRINTBUF;
+	struct bch_source_opts so = { 0 };
 	struct bch_sb *sb = NULL;
 	char namebuf[64];
 	int c, longidx, ret;
@@ -313,7 +367,7 @@ int cmd_format(int argc, char *argv[])
 	opterr = 0;	/* we report unknown options ourselves, as usage errors */
 	optind = 1;
 	while (longidx = -1,
-	       (c = getopt_long(argc, argv, "-:b:e:L:U:fg:t:qh", format_opts, &longidx)) != -1) {
+	       (c = getopt_long(argc, argv, "-:b:e:L:U:fg:t:qVh", format_opts, &longidx)) != -1) {
 		const char *name = opt_name(c, longidx, namebuf, sizeof(namebuf));
 
 		switch (c) {
@@ -480,14 +534,10 @@ int cmd_format(int argc, char *argv[])
 			break;
 		case 'h':
 			cmd_help(cmd_format_usage);
-		case ':':
-			cmd_usage_error(cmd_format_usage, "option '%s' needs a value",
-					argv[optind - 1]);
+		case 'V':
+			cmd_print_version();
 		default:
-			if (optopt)
-				cmd_usage_error(cmd_format_usage, "unknown option '-%c'", optopt);
-			cmd_usage_error(cmd_format_usage, "unknown or ambiguous option '%s'",
-					argv[optind - 1]);
+			cmd_bad_option(cmd_format_usage, c, argv);
 		}
 	}
 	/* words after "--" are devices too */
@@ -502,7 +552,7 @@ int cmd_format(int argc, char *argv[])
 	}
 
 	if (!nr)
-		cmd_usage_error(cmd_format_usage, "please supply a device");
+		cmd_usage_error(cmd_format_usage, "no device given");
 	if (dev_opt_after_last)
 		cmd_usage_error(cmd_format_usage,
 				"%s after the last device applies to no device "
@@ -511,17 +561,13 @@ int cmd_format(int argc, char *argv[])
 	if (nr > BCH_SB_MEMBERS_MAX)
 		cmd_usage_error(cmd_format_usage, "%u devices given (allowed: at most %u)",
 				nr, BCH_SB_MEMBERS_MAX);
-	for (unsigned i = 0; i < nr; i++)
-		for (unsigned j = 0; j < i; j++)
-			if (!strcmp(devs[i].path, devs[j].path))
-				cmd_usage_error(cmd_format_usage, "device %s given twice",
-						devs[i].path);
+	check_distinct(devs, nr);
 	if ((no_passphrase || passphrase_file) && !opts.encrypted)
 		cmd_usage_error(cmd_format_usage, "%s needs --encrypted",
-				no_passphrase ? "--no_passphrase" : "--passphrase_file");
+				no_passphrase ? "--no_passphrase" : "--passphrase-file");
 	if (no_passphrase && passphrase_file)
 		cmd_usage_error(cmd_format_usage,
-				"--no_passphrase and --passphrase_file exclude each other");
+				"--no_passphrase and --passphrase-file exclude each other");
 	if (source && no_initialize)
 		cmd_usage_error(cmd_format_usage, "--source and --no_initialize exclude each other");
 	if (source) {
@@ -532,6 +578,8 @@ int cmd_format(int argc, char *argv[])
 			die("--source %s: %s", source,
 			    errno ? strerror(errno) : "not a directory");
 	}
+	if (mkfs_check_config(&opts, devs, nr, &err))
+		bad_value(&err);
 	if (opts.meta_replicas_req > opts.meta_replicas ||
 	    opts.data_replicas_req > opts.data_replicas)
 		cmd_usage_error(cmd_format_usage,
@@ -547,12 +595,10 @@ int cmd_format(int argc, char *argv[])
 					      &passphrase, &passphrase_len);
 		if (ret == -EINVAL && !passphrase_file)
 			die("passphrases do not match");
-		if (ret == -ENODATA)
-			die("error reading passphrase%s%s: end of file",
-			    passphrase_file ? " from " : "", passphrase_file ?: "");
 		if (ret)
-			die("error reading passphrase%s%s: %s",
-			    passphrase_file ? " from " : "", passphrase_file ?: "",
+			die("error reading the passphrase from %s: %s",
+			    passphrase_file && strcmp(passphrase_file, "-") ? passphrase_file
+									 : "standard input",
 			    bch_err_str(ret));
 		if (!passphrase_len)
 			die("empty passphrase (use --no_passphrase to store the key unencrypted)");
@@ -563,12 +609,6 @@ int cmd_format(int argc, char *argv[])
 	for (unsigned i = 0; i < nr; i++)
 		if ((ret = mkfs_dev_open(&devs[i], &err)))
 			goto fail;
-
-	if (opts.data_replicas > nr || opts.meta_replicas > nr)
-		fprintf(stderr, "bcachefs format: warning: %u replicas wanted but only %u "
-			"device%s: writes will be degraded\n",
-			max_t(unsigned, opts.data_replicas, opts.meta_replicas), nr,
-			nr > 1 ? "s" : "");
 
 	if ((ret = mkfs_geometry(&opts, devs, nr, &err)) ||
 	    (ret = mkfs_build_sb(&opts, devs, nr, &sb, &err)) ||
@@ -591,19 +631,16 @@ int cmd_format(int argc, char *argv[])
 	if ((ret = mkfs_write(sb, devs, nr, &err)))
 		goto fail;
 
-	if (!quiet) {
-		struct printbuf out = PRINTBUF;
 
-		bch_sb_to_text(&out, sb, 1U << BCH_SB_FIELD_members);
-		fputs(printbuf_str(&out), stdout);
-		printbuf_exit(&out);
-	}
-
-	for (unsigned i = 0; i < nr; i++)
-		mkfs_dev_close(&devs[i]);
-
+	/*
+	 * The devices stay open (and held: dev.h) until the filesystem is
+	 * initialised, so no other process gets in between; the open below
+	 * shares their holds.
+	 */
+	so.dir = source;
+	so.warnings = &warnings;
 	if (!no_initialize &&
-	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, source, quiet,
+	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, &so, quiet,
 				     &state, &err))) {
 		if (passphrase)
 			bch_passphrase_free(passphrase, passphrase_len);
@@ -617,11 +654,21 @@ int cmd_format(int argc, char *argv[])
 	}
 	if (passphrase)
 		bch_passphrase_free(passphrase, passphrase_len);
+	if (!quiet)
+		print_result(&devs[0], sb);
+	for (unsigned i = 0; i < nr; i++)
+		mkfs_dev_close(&devs[i]);
 
+	/* what --source could not copy, and a status that says so */
+	fputs(printbuf_str(&warnings), stderr);
+	if (so.nr_xattrs_too_big)
+		fprintf(stderr, "bcachefs format: formatted, but %" PRIu64 " xattr%s of %s could not be copied\n",
+			so.nr_xattrs_too_big, so.nr_xattrs_too_big == 1 ? "" : "s", source);
+	printbuf_exit(&warnings);
 	free(devs);
 	free(sb);
 	printbuf_exit(&err);
-	return EXIT_OK;
+	return so.nr_xattrs_too_big ? EXIT_PARTIAL : EXIT_OK;
 fail:
 	if (passphrase)
 		bch_passphrase_free(passphrase, passphrase_len);

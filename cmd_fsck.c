@@ -15,11 +15,15 @@
 #include "libbcachefs/util.h"
 #include "libbcachefs/mounted.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 enum {
@@ -40,6 +44,8 @@ const char cmd_fsck_usage[] =
 	"  -y                     repair everything that can be repaired\n"
 	"  -f                     force a full check (always done; accepted for fsck(8))\n"
 	"  -v                     verbose: say what each pass does\n"
+	"      --degraded         check even when member devices are missing (each is\n"
+	"                         named; what is kept on it is not checked)\n"
 	"      --json             print a JSON summary of the problems found on stdout\n"
 	"      --scan-nodes       scan the devices for btree nodes and say what was found\n"
 	"                         (done anyway when a root or interior node is lost, or the\n"
@@ -47,10 +53,12 @@ const char cmd_fsck_usage[] =
 	"                         newest leaves found)\n"
 	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 	"                         from FILE (- for standard input)\n"
+	"  -V, --version          display the version and exit\n"
 	"  -h, --help             display this help and exit\n"
 	"\n"
-	"Without -n, -p or -y, fsck asks before each repair (y = yes, n = no,\n"
-	"a = yes to all problems of this kind, q = quit).\n"
+	"Without -n, -p or -y, fsck asks before each repair, one key on a terminal:\n"
+	"y (or Enter) = yes, n = no, a = yes to all problems of this kind, q = quit.\n"
+	"Ctrl-C cancels (exit status 32).\n"
 	"\n"
 	"Exit status (fsck(8)): 0 no errors, 1 errors corrected, 4 errors left\n"
 	"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n";
@@ -58,35 +66,105 @@ const char cmd_fsck_usage[] =
 struct fsck_cli {
 	bool	json;
 	bool	verbose;
+	char	*asked;		/* the question asked last: its report is not repeated */
 };
 
 static void fsck_report(void *priv, enum bch_problem p, const char *msg)
 {
 	struct fsck_cli *cli = priv;
 
+	/* the question just asked said it already, and the answer */
+	if (cli->asked && !strncmp(msg, cli->asked, strlen(cli->asked))) {
+		free(cli->asked);
+		cli->asked = NULL;
+		return;
+	}
 	/* with --json stdout carries the summary only */
 	fprintf(cli->json ? stderr : stdout, "%s\n", msg);
 }
 
+/* The terminal's settings while a key is read (restored on Ctrl-C). */
+static struct termios tty_saved;
+static volatile sig_atomic_t tty_raw;
+
+/* Ctrl-C, at a question or not: cancelled, as fsck(8) says (32, not 130). */
+static void fsck_sigint(int sig)
+{
+	static const char msg[] = "\nbcachefs fsck: cancelled\n";
+
+	(void)sig;
+	if (tty_raw)
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+	/* nothing to do if this fails: we are leaving */
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	_exit(FSCK_EXIT_CANCELLED);
+}
+
+/*
+ * One answer key: on a terminal without waiting for Enter (Enter itself is
+ * '\n'); otherwise the first character of a line. -1: end of input (Ctrl-D).
+ */
+static int read_key(void)
+{
+	struct termios raw;
+	unsigned char c;
+	ssize_t r;
+
+	if (!tcgetattr(STDIN_FILENO, &tty_saved)) {
+		raw = tty_saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		tty_raw = 1;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+		do
+			r = read(STDIN_FILENO, &c, 1);
+		while (r < 0 && errno == EINTR);
+		tcsetattr(STDIN_FILENO, TCSANOW, &tty_saved);
+		tty_raw = 0;
+		/* without ICANON, Ctrl-D is a byte */
+		return r == 1 && c != 4 ? c : -1;
+	}
+
+	int ch = getchar(), first = ch;
+
+	while (ch != EOF && ch != '\n')
+		ch = getchar();
+	return first == EOF ? -1 : first;
+}
+
 static enum fsck_answer fsck_ask(void *priv, enum bch_problem p, const char *msg)
 {
-	char *line = NULL;
-	size_t n = 0;
-	enum fsck_answer a = FSCK_ANSWER_NO;
+	struct fsck_cli *cli = priv;
 
-	printf("%s: fix? (y,n,a,q) ", msg);
-	fflush(stdout);
-	if (getline(&line, &n, stdin) < 0) {
-		free(line);
-		return FSCK_ANSWER_QUIT;
+	free(cli->asked);
+	cli->asked = xstrdup(msg);
+	for (;;) {
+		int c;
+
+		printf("%s: fix? (y)es, (n)o, (a)ll of this kind, (q)uit <y> ", msg);
+		fflush(stdout);
+		c = read_key();
+		switch (c) {
+		case -1:
+			printf("end of input: quit\n");
+			return FSCK_ANSWER_QUIT;
+		case '\n': case '\r': case 'y': case 'Y':
+			printf("yes\n");
+			return FSCK_ANSWER_YES;
+		case 'n': case 'N':
+			printf("no\n");
+			return FSCK_ANSWER_NO;
+		case 'a': case 'A':
+			printf("yes to all\n");
+			return FSCK_ANSWER_ALL;
+		case 'q': case 'Q':
+			printf("quit\n");
+			return FSCK_ANSWER_QUIT;
+		default:
+			printf("%c\nplease answer y, n, a or q (Enter: y)\n", isprint(c) ? c : '?');
+		}
 	}
-	switch (line[0]) {
-	case 'y': case 'Y': a = FSCK_ANSWER_YES; break;
-	case 'a': case 'A': a = FSCK_ANSWER_ALL; break;
-	case 'q': case 'Q': a = FSCK_ANSWER_QUIT; break;
-	}
-	free(line);
-	return a;
 }
 
 static void fsck_progress(void *priv, const char *msg)
@@ -152,37 +230,52 @@ static int fsck_initialize(char **devs, int nr, struct bch_fs_opts *opts,
 	return ret;
 }
 
+/*
+ * -n, -p (-a) and -y: one of them at most, as in e2fsck (the last one
+ * winning let `fsck -n -y` repair). @prev is the option that set @mode.
+ */
+static enum fsck_mode fsck_mode_opt(enum fsck_mode mode, int opt, int *prev)
+{
+	enum fsck_mode m = opt == 'n' ? FSCK_NO : opt == 'y' ? FSCK_YES : FSCK_PREEN;
+
+	if (*prev && m != mode)
+		cmd_usage_error(cmd_fsck_usage, "-%c and -%c exclude each other: give one of -n, -p and -y",
+				*prev, opt);
+	*prev = opt;
+	return m;
+}
+
 int cmd_fsck(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "json",		no_argument,		NULL, 'J' },
 		{ "scan-nodes",		no_argument,		NULL, 'S' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
 		{ "passphrase_file",	required_argument,	NULL, 'P' },
+		{ "version",		no_argument,		NULL, 'V' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
 	struct fsck_cli cli = { 0 };
 	bool scan_nodes = false;
-	struct bch_fs_opts opts = { .read_only = true, .degraded = true };
+	struct bch_fs_opts opts = { .read_only = true };
 	enum fsck_mode mode = FSCK_ASK;
+	int mode_opt = 0;
 	struct fsck_state s;
 	struct printbuf err = PRINTBUF;
 	struct bch_fs *c = NULL;
 	int opt, ret, code, code_extra = 0;
+	unsigned nr_missing = 0;
 
 	bch_heap_tune();
-	while ((opt = getopt_long(argc, argv, "apnyfvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":apnyfvVh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'a':
 		case 'p':
-			mode = FSCK_PREEN;
-			break;
 		case 'n':
-			mode = FSCK_NO;
-			break;
 		case 'y':
-			mode = FSCK_YES;
+			mode = fsck_mode_opt(mode, opt, &mode_opt);
 			break;
 		case 'f':
 			break;
@@ -196,21 +289,24 @@ int cmd_fsck(int argc, char *argv[])
 		case 'S':
 			scan_nodes = true;
 			break;
+		case 'D':
+			opts.degraded = true;
+			break;
 		case 'P':
 			opts.passphrase_file = optarg;
 			break;
 		case 'h':
 			cmd_help(cmd_fsck_usage);
+		case 'V':
+			cmd_print_version();
 		default:
-			exit(FSCK_EXIT_USAGE);
+			cmd_bad_option(cmd_fsck_usage, opt, argv);
 		}
 	argc -= optind;
 	argv += optind;
 
-	if (!argc) {
-		fprintf(stderr, "bcachefs fsck: no device given\n%s", "Usage: bcachefs fsck [OPTION]... DEVICE...\n");
-		return FSCK_EXIT_USAGE;
-	}
+	if (!argc)
+		cmd_usage_error(cmd_fsck_usage, "no device given");
 	if (mode == FSCK_ASK && !isatty(STDIN_FILENO)) {
 		/* nobody to ask: behave like -n, and say so */
 		fprintf(stderr, "bcachefs fsck: standard input is not a terminal: checking only (use -p or -y to repair)\n");
@@ -229,6 +325,7 @@ int cmd_fsck(int argc, char *argv[])
 				"results may be inconsistent\n", argv[i]);
 	}
 
+	signal(SIGINT, fsck_sigint);
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
 	s.scan_nodes = scan_nodes;
 	opts.fsck = &s;
@@ -238,12 +335,13 @@ int cmd_fsck(int argc, char *argv[])
 
 	ret = bch_fs_open(argv, argc, &opts, &c, &err);
 	if (ret) {
-		fprintf(stderr, "bcachefs fsck: cannot open %s%s: %s\n%s",
-			argv[0], argc > 1 ? " (and the other devices)" : "",
-			bch_err_str(ret), printbuf_str(&err));
+		cmd_open_failed(argv[0], ret, &err,
+				ret == -BCH_ERR_dev_read_only ? " (fsck -n checks it without writing)"
+							      : cmd_missing_hint(argv, argc, &opts, ret, &err));
 		printbuf_exit(&err);
 		return FSCK_EXIT_ERROR;
 	}
+	nr_missing = cmd_note_missing(c);
 	/* what the open found (backup superblock used, bad journal entries) */
 	bch_fsck_report_open(&s, &err);
 
@@ -295,18 +393,24 @@ int cmd_fsck(int argc, char *argv[])
 		json_obj_begin(&j, NULL);
 		json_str(&j, "device", argv[0]);
 		json_u64(&j, "exit_code", code);
+		json_u64(&j, "members_missing", nr_missing);
 		fsck_summary_to_json(&j, &s);
 		json_obj_end(&j);
 	} else {
 		fsck_summary_to_text(&out, &s);
 		if (!s.nr_seen)
-			pr_buf(&out, "%s: clean\n", argv[0]);
+			pr_buf(&out, "%s: clean", argv[0]);
 		else
-			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left\n", argv[0],
+			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left", argv[0],
 			       s.nr_seen, s.nr_seen == 1 ? "" : "s", s.nr_fixed, fsck_nr_left(&s));
+		if (nr_missing)
+			pr_buf(&out, " (degraded: %u member%s missing, not checked)",
+			       nr_missing, nr_missing == 1 ? "" : "s");
+		pr_char(&out, '\n');
 	}
 	fputs(printbuf_str(&out), stdout);
 	printbuf_exit(&out);
 	printbuf_exit(&err);
+	free(cli.asked);
 	return code;
 }

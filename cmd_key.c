@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -37,14 +38,15 @@ const char cmd_unlock_usage[] =
 	"  -c, --check            only check whether DEVICE is encrypted with a\n"
 	"                         passphrase and still locked (see exit status)\n"
 	"  -k, --keyring KEYRING  user (default), session or user_session\n"
-	"  -f, --passphrase-file FILE  read the passphrase from the first line of FILE\n"
-	"                         (- for standard input)\n"
+	"      --passphrase-file FILE  read the passphrase from the first line of FILE\n"
+	"                         (- for standard input; -f is an older spelling)\n"
 	"  -h, --help             display this help and exit\n"
 	"\n"
-	"Without -f the passphrase is read from standard input: with a prompt and\n"
-	"without echo on a terminal, otherwise one line, no prompt. Two keys are\n"
-	"added, both named bcachefs:<external uuid> and holding the key derived from\n"
-	"the passphrase: a \"logon\" key for the kernel and a \"user\" key for the tools.\n"
+	"Without --passphrase-file the passphrase is read from standard input: with\n"
+	"a prompt and without echo on a terminal, otherwise one line, no prompt. Two\n"
+	"keys are added, both named bcachefs:<external uuid> and holding the key\n"
+	"derived from the passphrase: a \"logon\" key for the kernel and a \"user\"\n"
+	"key for the tools.\n"
 	"\n"
 	"Exit status: 0 unlocked (with -c: encrypted and locked, unlock needed);\n"
 	"1 not encrypted, key stored without passphrase, wrong passphrase or any\n"
@@ -80,13 +82,6 @@ const char cmd_remove_passphrase_usage[] =
 
 enum { EXIT_UNLOCKED = 2 };
 
-noreturn static void bad_option(const char *usage, char *argv[])
-{
-	if (optopt)
-		cmd_usage_error(usage, "unknown option '-%c'", optopt);
-	cmd_usage_error(usage, "unknown option '%s'", argv[optind - 1]);
-}
-
 /* ---- unlock --------------------------------------------------------------- */
 
 static int parse_keyring(const char *s, enum bch_keyring *ring)
@@ -120,13 +115,15 @@ static void unlock_read_sb(const char *path, struct bch_sb_handle *h)
 	int ret;
 
 	ret = dev_open(path, 0, &io);
-	if (ret)
-		die("unlock: cannot open %s: %s", path, bch_err_str(ret));
+	if (ret) {
+		cmd_open_failed(path, ret, NULL, NULL);
+		exit(EXIT_FAIL);
+	}
 	ret = bch_sb_read(io, h, &err);
 	dev_close(io);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		die("unlock: %s: no valid superblock: %s", path, bch_err_str(ret));
+		cmd_open_failed(path, ret, &err, NULL);
+		exit(EXIT_FAIL);
 	}
 	ret = bch_sb_validate(h->sb, &why);
 	if (ret)
@@ -158,6 +155,7 @@ int cmd_unlock(int argc, char *argv[])
 		{ "check",		no_argument,		NULL, 'c' },
 		{ "keyring",		required_argument,	NULL, 'k' },
 		{ "passphrase-file",	required_argument,	NULL, 'f' },
+		{ "passphrase_file",	required_argument,	NULL, 'f' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -188,11 +186,8 @@ int cmd_unlock(int argc, char *argv[])
 			break;
 		case 'h':
 			cmd_help(cmd_unlock_usage);
-		case ':':
-			cmd_usage_error(cmd_unlock_usage, "option '%s' needs an argument",
-					argv[optind - 1]);
 		default:
-			bad_option(cmd_unlock_usage, argv);
+			cmd_bad_option(cmd_unlock_usage, opt, argv);
 		}
 	}
 	if (optind >= argc)
@@ -230,7 +225,7 @@ int cmd_unlock(int argc, char *argv[])
 	if (ret)
 		die("unlock: error reading passphrase from %s: %s",
 		    pass_file && strcmp(pass_file, "-") ? pass_file : "standard input",
-		    ret == -ENODATA ? "no input" : bch_err_str(ret));
+		    bch_err_str(ret));
 
 	ret = bch_crypt_unlock(cf, h.sb->uuid.b, pass, len, &wk, &master);
 	bch_passphrase_free(pass, len);
@@ -293,10 +288,10 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 	int opt, ret, status = EXIT_FAIL;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (opt == 'h')
 			cmd_help(usage);
-		bad_option(usage, argv);
+		cmd_bad_option(usage, opt, argv);
 	}
 	if (optind >= argc)
 		cmd_usage_error(usage, "no device given");
@@ -308,9 +303,7 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 
 	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs: %s: cannot open %s: %s\n", name, argv[optind],
-			bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, NULL);
 		goto out;
 	}
 	if (!c->encrypted) {
@@ -338,7 +331,7 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 		}
 		if (ret) {
 			fprintf(stderr, "bcachefs: %s: error reading the new passphrase: %s\n",
-				name, ret == -ENODATA ? "no input" : bch_err_str(ret));
+				name, bch_err_str(ret));
 			goto out;
 		}
 		if (!len) {

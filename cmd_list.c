@@ -32,6 +32,8 @@ const char cmd_list_usage[] =
 	"  -m, --mode MODE        keys (default), formats (one block per node),\n"
 	"                         nodes (each node, then its keys)\n"
 	"  -v, --verbose          also print the messages of opening the filesystem\n"
+	"      --degraded         list even when member devices are missing (each is\n"
+	"                         named; keys only on them are not listed)\n"
 	"      --json             print JSON instead of text\n"
 	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
 	"                         from FILE (- for standard input)\n"
@@ -286,14 +288,16 @@ static void list_parse(int argc, char *argv[], struct list_opts *o,
 		{ "mode",		required_argument,	NULL, 'm' },
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "json",		no_argument,		NULL, 'J' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
 	uint64_t inode;
 	int opt, id;
 
-	while ((opt = getopt_long(argc, argv, "b:s:e:i:m:fvh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":b:s:e:i:m:fvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			id = bch_btree_id_parse(optarg);
@@ -327,13 +331,16 @@ static void list_parse(int argc, char *argv[], struct list_opts *o,
 		case 'J':
 			o->json = true;
 			break;
+		case 'D':
+			fo->degraded = true;
+			break;
 		case 'P':
 			fo->passphrase_file = optarg;
 			break;
 		case 'h':
 			cmd_help(cmd_list_usage);
 		default:
-			cmd_usage_error(cmd_list_usage, "unknown option");
+			cmd_bad_option(cmd_list_usage, opt, argv);
 		}
 	}
 	if (optind >= argc)
@@ -345,7 +352,7 @@ int cmd_list(int argc, char *argv[])
 	struct list_opts o = {
 		.btree_id = 0, .start = POS_H_MIN, .end = POS_H_MAX, .mode = LIST_KEYS,
 	};
-	struct bch_fs_opts fo = { .read_only = true, .degraded = true };
+	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
 	struct printbuf err = PRINTBUF;
 	struct list_state s = { .o = &o, .err = &err };
 	struct bch_fs *c;
@@ -356,15 +363,14 @@ int cmd_list(int argc, char *argv[])
 
 	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs list: cannot open %s: %s\n", argv[optind],
-			bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, cmd_missing_hint(argv + optind, argc - optind, &fo, ret, &err));
 		printbuf_exit(&err);
 		return EXIT_FAIL;
 	}
 	if (o.verbose)
 		fputs(printbuf_str(&err), stderr);
 	printbuf_reset(&err);
+	cmd_note_missing(c);
 
 	/* pointers are judged stale against the bucket gens of the alloc btree */
 	if (o.btree_id == BTREE_ID_EXTENTS || o.mode != LIST_KEYS) {

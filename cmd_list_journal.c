@@ -36,8 +36,11 @@ const char cmd_list_journal_usage[] =
 	"                            order: also entries older than the replay range,\n"
 	"                            stale and corrupt ones (default: the entries that\n"
 	"                            would be replayed)\n"
+	"      --degraded            List even when member devices are missing (each is\n"
+	"                            named; their journal is not read)\n"
 	"      --json                JSON output\n"
-	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
+	"      --passphrase-file FILE  Read the passphrase of an encrypted filesystem\n"
+	"                            from FILE (\"-\" = stdin; asked on a terminal)\n"
 	"  -h, --help                Display this help and exit\n"
 	"\n"
 	"Exit status: 0 if the journal was read (problems found are reported on\n"
@@ -297,20 +300,22 @@ int cmd_list_journal(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "all",		no_argument,		NULL, 'a' },
 		{ "json",		no_argument,		NULL, 'j' },
+		{ "degraded",		no_argument,		NULL, 'D' },
 		{ "passphrase-file",	required_argument,	NULL, 'p' },
+		{ "passphrase_file",	required_argument,	NULL, 'p' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
 	struct bch_fs_opts opts = {
 		.read_only	= true,
-		.degraded	= true,
 		.no_journal	= true,
+		.ask_passphrase	= true,	/* on a terminal */
 	};
 	struct lj l = { .out = PRINTBUF, .err = PRINTBUF };
 	bool all = false;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "ah", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":ah", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
 			all = true;
@@ -318,26 +323,28 @@ int cmd_list_journal(int argc, char *argv[])
 		case 'j':
 			l.json = true;
 			break;
+		case 'D':
+			opts.degraded = true;
+			break;
 		case 'p':
 			opts.passphrase_file = optarg;
 			break;
 		case 'h':
 			cmd_help(cmd_list_journal_usage);
 		default:
-			cmd_usage_error(cmd_list_journal_usage, "invalid option");
+			cmd_bad_option(cmd_list_journal_usage, opt, argv);
 		}
 	}
 	if (optind >= argc)
-		cmd_usage_error(cmd_list_journal_usage, "Please supply device(s)");
+		cmd_usage_error(cmd_list_journal_usage, "no device given");
 
 	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &opts, &l.c, &l.err);
 	if (ret) {
-		fputs(printbuf_str(&l.err), stderr);
-		fprintf(stderr, "bcachefs list_journal: error opening %s: %s\n",
-			argv[optind], bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &l.err, cmd_missing_hint(argv + optind, argc - optind, &opts, ret, &l.err));
 		printbuf_exit(&l.err);
 		return EXIT_FAIL;
 	}
+	cmd_note_missing(l.c);
 
 	if (l.json) {
 		json_init(&l.js, &l.out, true);

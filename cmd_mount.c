@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -102,6 +103,7 @@ int cmd_mount(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "foreground",		no_argument,		NULL, 'f' },
 		{ "passphrase-file",	required_argument,	NULL, 'P' },
+		{ "passphrase_file",	required_argument,	NULL, 'P' },
 		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
@@ -115,12 +117,13 @@ int cmd_mount(int argc, char *argv[])
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
+	struct stat mnt_st;
 	unsigned nr_devs = 0;
 	bool foreground = false;
 	int opt, ret, code = EXIT_FAIL;
 
 	/* mount(8) calls mount.bcachefs with -n (no mtab), -s (sloppy), -t TYPE */
-	while ((opt = getopt_long(argc, argv, "o:fvhnst:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":o:fvhnst:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': {
 			char *o = xstrdup(optarg), *s2 = NULL;
@@ -143,12 +146,8 @@ int cmd_mount(int argc, char *argv[])
 					char *e;
 					unsigned long v = strtoul(t + 9, &e, 10);
 
-					if (*e || !v || v > UINT_MAX) {
-						fprintf(stderr, "bcachefs: -o %s: not a size in bytes\n", t);
-						free(o);
-						printbuf_exit(&fuse_opts);
-						return EXIT_USAGE;
-					}
+					if (*e || !v || v > UINT_MAX)
+						cmd_usage_error(cmd_mount_usage, "-o %s: not a size in bytes", t);
 					bo.max_read = (unsigned)v;
 					continue;
 				}
@@ -172,10 +171,7 @@ int cmd_mount(int argc, char *argv[])
 				    !strncmp(t, "x-", 2) || !strncmp(t, "comment=", 8))
 					continue;
 				if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8)) {
-					fprintf(stderr, "bcachefs: -o %s: the source and type of the mount are set by bcachefs\n", t);
-					free(o);
-					printbuf_exit(&fuse_opts);
-					return EXIT_USAGE;
+					cmd_usage_error(cmd_mount_usage, "-o %s: the source and type of the mount are set by bcachefs", t);
 				}
 				if (fuse_opts.pos)
 					pr_char(&fuse_opts, ',');
@@ -200,7 +196,7 @@ int cmd_mount(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_mount_usage);
 		default:
-			cmd_usage_error(cmd_mount_usage, "unknown option");
+			cmd_bad_option(cmd_mount_usage, opt, argv);
 		}
 	}
 	if (argc - optind != 2)
@@ -210,20 +206,21 @@ int cmd_mount(int argc, char *argv[])
 	/* absolute: the daemon changes to "/" and unmounts by this name */
 	if (realpath(mountpoint, mnt_real))
 		mountpoint = mnt_real;
+	errno = 0;
+	if (stat(mountpoint, &mnt_st) || !S_ISDIR(mnt_st.st_mode))
+		die("mount point %s: %s; nothing mounted", argv[optind + 1],
+		    errno ? strerror(errno) : "not a directory");
 
 	/* the devices; the mount's source names them by real path, joined by ':' */
 	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
 		char real[PATH_MAX];
 
-		if (nr_devs >= BCH_FS_MAX_DEVS) {
-			fprintf(stderr, "bcachefs: more than %u devices\n", BCH_FS_MAX_DEVS);
-			code = EXIT_USAGE;
-			goto out;
-		}
+		if (nr_devs >= BCH_FS_MAX_DEVS)
+			cmd_usage_error(cmd_mount_usage, "more than %u devices", BCH_FS_MAX_DEVS);
 		devs = xrealloc(devs, (nr_devs + 1) * sizeof(*devs));
 		devs[nr_devs++] = tok;
 		if (!realpath(tok, real)) {
-			fprintf(stderr, "bcachefs: %s: %s; nothing mounted\n", tok, strerror(errno));
+			cmd_open_failed(tok, -errno, NULL, "; nothing mounted");
 			goto out;
 		}
 		if (fsname.pos)
@@ -234,19 +231,14 @@ int cmd_mount(int argc, char *argv[])
 			goto out;
 		}
 	}
-	if (!nr_devs) {
-		fprintf(stderr, "bcachefs: no device given in \"%s\"\n", argv[optind]);
-		code = EXIT_USAGE;
-		goto out;
-	}
+	if (!nr_devs)
+		cmd_usage_error(cmd_mount_usage, "no device given in \"%s\"", argv[optind]);
 
 	/* a daemon that allocates and frees leaf-sized arrays all the time */
 	bch_heap_tune();
 	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
 	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs: cannot open %s: %s; nothing mounted\n",
-			argv[optind], bch_err_str(ret));
+		cmd_open_failed(argv[optind], ret, &err, "; nothing mounted");
 		goto out;
 	}
 	if (fo.verbose)

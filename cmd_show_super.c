@@ -45,26 +45,12 @@ static unsigned parse_fields(const char *arg)
 		t = bch_sb_field_type_parse(tok);
 		if (t < 0)
 			cmd_usage_error(cmd_show_super_usage,
-					"show-super: bad superblock field '%s' (known: journal, members, crypt, replicas, quota, disk_groups, all)",
+					"bad superblock field '%s' (known: journal, members, crypt, replicas, quota, disk_groups, all)",
 					tok);
 		flags |= 1U << t;
 	}
 	free(s);
 	return flags;
-}
-
-/* Print each line of @err on stderr as "bcachefs: <line>". */
-static void print_err_lines(struct printbuf *err)
-{
-	const char *p = printbuf_str(err), *nl;
-
-	while (*p) {
-		nl = strchr(p, '\n');
-		fprintf(stderr, "bcachefs: %.*s\n", nl ? (int)(nl - p) : (int)strlen(p), p);
-		if (!nl)
-			break;
-		p = nl + 1;
-	}
 }
 
 int cmd_show_super(int argc, char *argv[])
@@ -85,7 +71,7 @@ int cmd_show_super(int argc, char *argv[])
 	int opt, ret;
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "f:lh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":f:lh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'f':
 			flags = (flags & BCH_SB_PRINT_LAYOUT) | parse_fields(optarg);
@@ -99,25 +85,26 @@ int cmd_show_super(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_show_super_usage);
 		default:
-			cmd_usage_error(cmd_show_super_usage, "show-super: unknown option '%s'",
-					argv[optind - 1]);
+			cmd_bad_option(cmd_show_super_usage, opt, argv);
 		}
 
 	if (optind >= argc)
-		cmd_usage_error(cmd_show_super_usage, "show-super: please supply a device");
+		cmd_usage_error(cmd_show_super_usage, "no device given");
 	if (argc - optind > 1)
-		cmd_usage_error(cmd_show_super_usage, "show-super: too many arguments");
+		cmd_usage_error(cmd_show_super_usage, "too many arguments: one device only");
 	path = argv[optind];
 
 	ret = dev_open(path, 0, &io);
-	if (ret)
-		die("%s: cannot open: %s", path, bch_err_str(ret));
+	if (ret) {
+		cmd_open_failed(path, ret, NULL, NULL);
+		return EXIT_FAIL;
+	}
 
 	ret = bch_sb_read(io, &h, &err);
 	dev_close(io);
-	if (ret && !err.pos)
-		pr_buf(&err, "%s: no valid superblock: %s", path, bch_err_str(ret));
-	print_err_lines(&err);	/* the reasons; also when a backup was used */
+	/* the reasons; also (not an error) when a backup was used */
+	if (ret || err.pos)
+		cmd_open_failed(path, ret, &err, NULL);
 	printbuf_exit(&err);
 	if (ret)
 		return EXIT_FAIL;

@@ -42,11 +42,49 @@
 BCH_COMMANDS()
 #undef x
 
+/* Print the version on stdout and exit 0 (for version, -V/--version). */
+noreturn void cmd_print_version(void);
 /* Print @usage on stdout and exit 0 (for -h/--help). */
 noreturn void cmd_help(const char *usage);
-/* Print "bcachefs <cmd>: <msg>" on stderr, then a hint, and exit 16 (usage error). */
+/* The command as called, for messages: "bcachefs fsck", "mkfs.bcachefs". */
+extern const char *bch_cmd_name;
+/*
+ * A usage error: "<command>: <msg>" on stderr (one line), then "Try
+ * '<command> --help' for more information.", and exit 16. The same for
+ * every command.
+ */
 noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * getopt_long() returned '?' or ':' (@opt; optstrings start with ':' so
+ * that getopt prints nothing): the usage error naming the option.
+ */
+noreturn void cmd_bad_option(const char *usage, int opt, char *argv[]);
+struct printbuf;
+/*
+ * Opening @path (the first device) failed with @ret: say why once, the
+ * same for every command: each line of @err (what the open found, device
+ * by device) as "<command>: <line>", or, when it says nothing, "<command>:
+ * <path>: cannot open: <error>". @tail (may be NULL) ends the last line.
+ */
+void cmd_open_failed(const char *path, int ret, const struct printbuf *err, const char *tail);
+
+struct bch_fs;
+/*
+ * After an open that allowed missing members (--degraded): one line per
+ * member that is missing, naming it, on stderr. Returns how many.
+ */
+unsigned cmd_note_missing(struct bch_fs *c);
+struct bch_fs_opts;
+/*
+ * bch_fs_open(@devs, @nr, @opts) failed with @ret: when members are
+ * missing and @opts was not degraded, the tail for cmd_open_failed()
+ * suggesting --degraded if a degraded open would do; if it would not,
+ * @err is replaced by why (what cannot be read) and NULL returned.
+ */
+const char *cmd_missing_hint(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
+			     int ret, struct printbuf *err);
+
 /* Print "bcachefs: <msg>" on stderr and exit with @code. */
 noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

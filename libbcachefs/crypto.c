@@ -22,6 +22,7 @@
 #include <sodium.h>
 
 #include "crypto.h"
+#include "errcode.h"
 
 /* ---- init ---------------------------------------------------------------- */
 
@@ -506,7 +507,7 @@ int bch_read_passphrase_fd(int fd, char **pass, size_t *len)
 
 	if (!any) {
 		bch_passphrase_free(buf, size - 1);
-		return -ENODATA;
+		return -BCH_ERR_no_passphrase;
 	}
 
 	/* shrink the accounting to the string; wipe the slack now */

@@ -47,6 +47,15 @@
  * caller does after dev_pwrite() or dev_flush() returned is logged after
  * their records. A write that failed is not logged (a partial one: the
  * part that was written).
+ *
+ * Holding devices: for as long as a device is open, this process holds
+ * an flock(2) on every layer of its stack (devstack.h): the image file,
+ * the device node, a loop device's backing file, the devices under
+ * device-mapper. A read-write open takes them exclusively (and opens a
+ * block device O_EXCL) and fails with BCH_ERR_dev_busy when another
+ * process holds any of them, even when no mount table shows it; a
+ * read-only open shares them, and goes on without them when a writer
+ * holds one (@busy says so). Opens within one process share the holds.
  */
 #ifndef BCH_DEV_H
 #define BCH_DEV_H
@@ -54,6 +63,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+
+#include "devstack.h"
 
 struct bch_devio {
 	int		fd;
@@ -63,6 +75,9 @@ struct bch_devio {
 	bool		rw;
 	bool		is_blockdev;
 	uint32_t	log_dev;	/* device number in the write log */
+	bool		busy;		/* read-only: another process holds it for writing */
+	unsigned	nr_holds;
+	struct dev_hold	*holds[DEV_STACK_MAX + 1];	/* locks/claims shared with other opens */
 };
 
 enum dev_open_flags {
@@ -72,6 +87,8 @@ enum dev_open_flags {
 
 int dev_open(const char *path, unsigned flags, struct bch_devio **ret);
 void dev_close(struct bch_devio *d);
+/* Does this process hold block device @rdev open O_EXCL? */
+bool dev_claimed_here(dev_t rdev);
 /* Read exactly @len bytes at byte @offset; -EIO / -ERANGE when not possible. */
 int dev_pread(struct bch_devio *d, void *buf, size_t len, uint64_t offset);
 int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset);

@@ -24,6 +24,8 @@
 	x(fs_mismatch,		EINVAL,		"devices belong to different filesystems") \
 	x(dev_missing,		ENXIO,		"member devices are missing")		\
 	x(dev_duplicate,	EINVAL,		"the same member device was given twice") \
+	x(dev_read_only,	EROFS,		"the device is read-only") \
+	x(dev_busy,		EBUSY,		"in use by another process (a mount, or another command that has it open): not opened for writing") \
 	x(btree_node_bad_magic,	EIO,		"btree node has a bad magic number")	\
 	x(btree_node_bad_csum,	EIO,		"btree node checksum does not match")	\
 	x(btree_node_invalid,	EIO,		"btree node is invalid")		\
@@ -33,6 +35,7 @@
 	x(journal_empty,	EIO,		"no valid journal entries found")	\
 	x(key_invalid,		EINVAL,		"key is invalid")			\
 	x(bad_passphrase,	EKEYREJECTED,	"wrong passphrase")			\
+	x(no_passphrase,	ENODATA,	"no passphrase (the input ended before a line was read)") \
 	x(no_key,		ENOKEY,		"encryption key not found (run bcachefs unlock, or give the passphrase)") \
 	x(not_encrypted,	EINVAL,		"filesystem is not encrypted")		\
 	x(csum_mismatch,	EIO,		"data checksum does not match")		\

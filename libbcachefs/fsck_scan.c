@@ -194,6 +194,9 @@ static void range_read(struct bch_fs *c, struct fsck_scan *fs, struct scan_range
 static void range_inject(struct bch_fs *c, struct scan_range *r)
 {
 	bch_journal_keys_add(&c->journal, r->btree_id, r->keys.k, r->keys.nr);
+	/* older than what the journal and the repairs so far put there */
+	for (size_t i = 0; i < r->keys.nr; i++)
+		bch_overlay_insert_under(&c->overlay, r->btree_id, &r->keys.k[i]);
 	if (c->rw)
 		for (size_t i = 0; i < r->keys.nr; i++) {
 			const struct bkey_ref *k = &r->keys.k[i];

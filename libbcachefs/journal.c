@@ -260,7 +260,7 @@ static unsigned validate_btree_keys(struct jset *j, struct jset_entry *e,
 			return nr + 1;
 		default:
 			entry_loc_msg(err, j, loc, e);
-			pr_buf(err, "invalid key at %zu in journal: %s, key dropped\n", off, why);
+			pr_buf(err, "invalid key at %zu in journal: %s: key skipped (a repair deletes it)\n", off, why);
 			entry_remove_u64s(e, off, k->u64s);
 			nr++;
 		}

@@ -268,6 +268,11 @@ int mkfs_parse_uuid(const char *opt, const char *arg, uint8_t uuid[16], struct p
 		       opt, arg);
 		return -EINVAL;
 	}
+	if (uuid_is_null(u)) {
+		pr_buf(err, "%s: the nil uuid (all zero) is not a filesystem uuid "
+		       "(leave %s out for a random one)", opt, opt);
+		return -EINVAL;
+	}
 	memcpy(uuid, u, 16);
 	return 0;
 }
@@ -310,6 +315,50 @@ int mkfs_check_label(const char *opt, const char *label, struct printbuf *err)
 	return 0;
 }
 
+/* ---- the configuration as a whole --------------------------------------- */
+
+int mkfs_check_config(const struct mkfs_opts *opts, const struct mkfs_dev *devs,
+		      unsigned nr, struct printbuf *err)
+{
+	static const struct { unsigned type; const char *what, *name; bool meta; } types[] = {
+		{ BCH_DATA_JOURNAL,	"the journal",	"journal",	true },
+		{ BCH_DATA_BTREE,	"btree nodes",	"btree",	true },
+		{ BCH_DATA_USER,	"file data",	"data",		false },
+	};
+
+	for (unsigned t = 0; t < ARRAY_SIZE(types); t++) {
+		unsigned want = types[t].meta ? opts->meta_replicas : opts->data_replicas;
+		unsigned have = 0, nr_devs = 0;
+
+		for (unsigned i = 0; i < nr; i++)
+			if ((devs[i].opts.data_allowed & (1U << types[t].type)) &&
+			    devs[i].opts.durability) {
+				have += devs[i].opts.durability;
+				nr_devs++;
+			}
+		if (!nr_devs) {
+			pr_buf(err, "no device can hold %s: ", types[t].what);
+			for (unsigned i = 0; i < nr; i++) {
+				pr_buf(err, "%s%s has ", i ? ", " : "", devs[i].path);
+				if (!devs[i].opts.durability)
+					pr_str(err, "--durability=0 (a cache)");
+				else
+					pr_buf(err, "--data_allowed without %s", types[t].name);
+			}
+			return -EINVAL;
+		}
+		if (have < want) {
+			pr_buf(err, "%u %s replicas wanted (--%s), but the device%s that can hold %s "
+			       "give%s a durability of %u: add devices, or want fewer replicas",
+			       want, types[t].meta ? "metadata" : "data",
+			       types[t].meta ? "metadata_replicas or --replicas" : "data_replicas or --replicas",
+			       nr_devs == 1 ? "" : "s", types[t].what, nr_devs == 1 ? "s" : "", have);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /* ---- devices ------------------------------------------------------------ */
 
 int mkfs_dev_open(struct mkfs_dev *dev, struct printbuf *err)
@@ -335,9 +384,9 @@ int mkfs_dev_open(struct mkfs_dev *dev, struct printbuf *err)
 
 	ret = dev_open(dev->path, DEV_RW | DEV_EXCL, &dev->io);
 	if (ret) {
-		if (ret == -EBUSY)
-			pr_buf(err, "%s is in use (mounted or held open); refusing to format it",
-			       dev->path);
+		if (bch_err_matches(ret, EBUSY))
+			pr_buf(err, "%s is in use by another process (mounted, or held open); "
+			       "refusing to format it", dev->path);
 		else
 			pr_buf(err, "error opening %s: %s", dev->path, bch_err_str(ret));
 		return ret;
@@ -493,8 +542,8 @@ static unsigned auto_bucket_size(uint64_t size, unsigned bs, unsigned bns)
 int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		  struct printbuf *err)
 {
-	unsigned bs = opts->block_size, bns = opts->btree_node_size;
-	unsigned min_bs = 1, min_bucket = UINT32_MAX;
+	unsigned bs = opts->block_size, bns = opts->btree_node_size, node;
+	unsigned min_bs = 1, min_bucket;
 
 	if (!nr) {
 		pr_str(err, "no devices given");
@@ -537,6 +586,8 @@ int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		return -EINVAL;
 	}
 
+retry:
+	min_bucket = UINT32_MAX;
 	for (unsigned i = 0; i < nr; i++) {
 		struct mkfs_dev *d = &devs[i];
 		uint64_t size = d->opts.fs_size ?: d->dev_size;
@@ -604,11 +655,29 @@ int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		min_bucket = min_t(unsigned, min_bucket, b);
 	}
 
-	if (!bns)
-		bns = rounddown_pow2(min_t(unsigned, MKFS_BTREE_NODE_SIZE_DEFAULT, min_bucket));
+	node = bns ?: rounddown_pow2(min_t(unsigned, MKFS_BTREE_NODE_SIZE_DEFAULT, min_bucket));
+	if (node < MKFS_NODE_MIN_BLOCKS * bs) {
+		/* small buckets: smaller blocks, when the block size is ours to choose */
+		if (!opts->block_size && bs > min_bs) {
+			bs /= 2;
+			goto retry;
+		}
+		pr_str(err, "cannot format: btree nodes of ");
+		pr_bytes_human(err, node);
+		pr_buf(err, " would hold %u block%s of ", node / bs, node / bs == 1 ? "" : "s");
+		pr_bytes_human(err, bs);
+		pr_buf(err, " (need at least %u): ", MKFS_NODE_MIN_BLOCKS);
+		if (bns)
+			pr_str(err, "use a larger --btree_node_size");
+		else if (opts->block_size)
+			pr_str(err, "use a smaller --block_size, or larger buckets (a larger device or --bucket_size)");
+		else
+			pr_str(err, "the devices' block size needs larger buckets (a larger device or --bucket_size)");
+		return -BCH_ERR_format_too_small;
+	}
 
 	opts->block_size = bs;
-	opts->btree_node_size = bns;
+	opts->btree_node_size = node;
 	return 0;
 }
 

@@ -51,6 +51,11 @@ struct printbuf;
 #define MKFS_BTREE_NODE_SIZE_DEFAULT	512	/* sectors (256 KiB), capped by buckets */
 #define MKFS_BUCKET_SIZE_MAX		65535	/* sectors: 16-bit member field */
 #define MKFS_BUCKET_SIZE_AUTO_MAX	2048	/* sectors (1 MiB) */
+/*
+ * A btree node holds its header bset and at least one more: a new root is
+ * an empty bset, then its keys (20 §20.7.6), each starting on a block.
+ */
+#define MKFS_NODE_MIN_BLOCKS		2
 #define MKFS_DISK_GROUPS_MAX		255	/* member GROUP is index + 1 in 8 bits */
 #define MKFS_GROUP_DEPTH_MAX		32	/* printing follows at most 32 parents */
 #define MKFS_SB_AREA_START		8	/* sectors: superblocks live in [8, 264) */
@@ -144,13 +149,23 @@ int mkfs_parse_data_allowed(const char *opt, const char *arg, unsigned *ret, str
 /* Decimal in [min, max]. */
 int mkfs_parse_uint(const char *opt, const char *arg, unsigned min, unsigned max,
 		    unsigned *ret, struct printbuf *err);
-/* 36-character uuid text; all zero means "generate". */
+/* 36-character uuid text; the nil uuid (all zero) is refused. */
 int mkfs_parse_uuid(const char *opt, const char *arg, uint8_t uuid[16], struct printbuf *err);
 /* A disk group path: components of 1..32 bytes separated by '.', one
  * trailing '.' allowed, at most MKFS_GROUP_DEPTH_MAX deep. */
 int mkfs_check_group_path(const char *opt, const char *path, struct printbuf *err);
 /* Label: at most 32 bytes. */
 int mkfs_check_label(const char *opt, const char *label, struct printbuf *err);
+
+/*
+ * The configuration can hold what it must, checked before any device is
+ * opened: for the journal, btree nodes and file data, some device allows
+ * it (--data_allowed) with a durability above 0, and the durability of
+ * those devices together reaches the wanted replicas (a device counts
+ * once, with its durability). -EINVAL (a usage error) saying why.
+ */
+int mkfs_check_config(const struct mkfs_opts *opts, const struct mkfs_dev *devs,
+		      unsigned nr, struct printbuf *err);
 
 /* ---- devices ------------------------------------------------------------ */
 

@@ -3,10 +3,11 @@
 #define BCH_MOUNTED_H
 
 /*
- * Is @path (a device or image file) mounted or held open exclusively?
- * Looks for it (by real path, and by device number for block devices)
- * in /proc/self/mounts, including FUSE mounts of our own engine, and
- * tries an O_EXCL open on block devices.
+ * Is @path (a device or image file) mounted or in use by a writer, by any
+ * way it can be reached (mounted.c): the mount table (our FUSE mounts
+ * included) compared by device stack, so a loop device of a mounted
+ * image counts and the other way round; O_EXCL holders of the block
+ * device and of loop devices over it; write locks of other processes.
  * Returns 1 if mounted/in use, 0 if not, negative error if @path cannot
  * be examined.
  */

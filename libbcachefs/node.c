@@ -421,12 +421,15 @@ static const char *key_invalid_reason(struct node_parse *s, const struct bkey_h 
 
 /*
  * Walk the keys of one bset (@p, @bytes: the key area, already decrypted).
- * Returns 0, or -BCH_ERR_btree_node_invalid when keys are out of order.
+ * A key that cannot be used is dropped (its neighbours kept); leaf keys
+ * out of order start a new run (sorted by the overlay). Returns 0, or
+ * -BCH_ERR_btree_node_invalid for child pointers out of order.
  */
 static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 			  uint8_t *p, size_t bytes, bool separate_whiteouts, bool use)
 {
-	struct bpos_h prev = POS_H_MIN;
+	struct bpos_h prev = POS_H_MIN, first_prev = POS_H_MIN, first_next = POS_H_MIN;
+	unsigned nr_unordered = 0;
 	bool first_run = separate_whiteouts;
 	size_t off = 0, run_start = s->keys.nr;
 	unsigned min_u64s = min_t(unsigned, s->n->format.key_u64s, BKEY_U64S_UNPACKED);
@@ -452,14 +455,14 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 			break;
 		}
 		if (fmt > 1) {
-			node_err(s, bi->offset, "key at byte %zu has invalid format %u: key dropped",
+			node_err(s, bi->offset, "key at byte %zu has invalid format %u: key skipped (a repair deletes it)",
 				 off, fmt);
 			goto next;
 		}
 		if (bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, NULL)) {
 			/* again, for the reason */
 			bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, &why);
-			node_err(s, bi->offset, "key at byte %zu cannot be unpacked (%s): key dropped",
+			node_err(s, bi->offset, "key at byte %zu cannot be unpacked (%s): key skipped (a repair deletes it)",
 				 off, printbuf_str(&why));
 			printbuf_exit(&why);
 			goto next;
@@ -472,7 +475,7 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 			struct printbuf pos = PRINTBUF;
 
 			pr_pos(&pos, k.k.p);
-			node_err(s, bi->offset, "invalid key %s type %u at byte %zu: %s: key dropped",
+			node_err(s, bi->offset, "invalid key %s type %u at byte %zu: %s: key skipped (a repair deletes it)",
 				 printbuf_str(&pos), k.k.type, off, reason);
 			printbuf_exit(&pos);
 			goto next;
@@ -486,15 +489,35 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 				run_add(s, run_start, s->keys.nr - run_start);
 			run_start = s->keys.nr;
 		} else if (!first_run && bpos_cmp(prev, bkey_start_pos(&k.k)) > 0) {
-			struct printbuf a = PRINTBUF, b = PRINTBUF;
+			if (s->n->level) {
+				/*
+				 * Child pointers out of order: one of them is
+				 * damaged, and following it could reach any
+				 * bucket: the node is not used (salvaged).
+				 */
+				struct printbuf a = PRINTBUF, b = PRINTBUF;
 
-			pr_pos(&a, prev);
-			pr_pos(&b, bkey_start_pos(&k.k));
-			node_err(s, bi->offset, "keys out of order: %s > %s: node not used",
-				 printbuf_str(&a), printbuf_str(&b));
-			printbuf_exit(&a);
-			printbuf_exit(&b);
-			return -BCH_ERR_btree_node_invalid;
+				pr_pos(&a, prev);
+				pr_pos(&b, bkey_start_pos(&k.k));
+				node_err(s, bi->offset, "keys out of order: %s > %s: node not used",
+					 printbuf_str(&a), printbuf_str(&b));
+				printbuf_exit(&a);
+				printbuf_exit(&b);
+				return -BCH_ERR_btree_node_invalid;
+			}
+			/*
+			 * Leaf keys are still readable: the keys from here on
+			 * are a run of their own, laid over the ones before
+			 * like a newer bset (the later key wins where they
+			 * meet), which sorts them and keeps every key.
+			 */
+			if (!nr_unordered++) {
+				first_prev = prev;
+				first_next = bkey_start_pos(&k.k);
+			}
+			if (use)
+				run_add(s, run_start, s->keys.nr - run_start);
+			run_start = s->keys.nr;
 		}
 		prev = k.k.p;
 		if (use)
@@ -504,6 +527,22 @@ next:
 	}
 	if (use)
 		run_add(s, run_start, s->keys.nr - run_start);
+	if (nr_unordered) {
+		struct printbuf a = PRINTBUF, b = PRINTBUF;
+
+		pr_pos(&a, first_prev);
+		pr_pos(&b, first_next);
+		if (nr_unordered > 1)
+			node_err(s, bi->offset, "keys out of order at %u places (the first: %s > %s): "
+				 "keys sorted, none dropped (the later wins at equal positions)",
+				 nr_unordered, printbuf_str(&a), printbuf_str(&b));
+		else
+			node_err(s, bi->offset, "keys out of order: %s > %s: "
+				 "keys sorted, none dropped (the later wins at equal positions)",
+				 printbuf_str(&a), printbuf_str(&b));
+		printbuf_exit(&a);
+		printbuf_exit(&b);
+	}
 	return 0;
 }
 
@@ -733,7 +772,7 @@ static bool key_value_ok(struct node_parse *s, const struct bkey_ref *k)
 		struct printbuf pos = PRINTBUF;
 
 		pr_pos(&pos, k->k.p);
-		node_err(s, -1, "invalid key %s type %u: %s: key dropped",
+		node_err(s, -1, "invalid key %s type %u: %s: key skipped (a repair deletes it)",
 			 printbuf_str(&pos), k->k.type, why);
 		printbuf_exit(&pos);
 	}
@@ -964,9 +1003,9 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 			 (unsigned long long)ptrs[i].offset);
 		if (ptrs[i].dev >= BCH_FS_MAX_DEVS || !c->devs[ptrs[i].dev] ||
 		    !c->devs[ptrs[i].dev]->io) {
+			/* not a bad copy: the open said the member is missing */
 			pr_buf(&all_msg, "btree node %s (btree %s level %u): device missing\n",
 			       where, btree_name(exp->btree_id), exp->level);
-			copy_failed(&bad, where);
 			continue;
 		}
 		buf = xmalloc(bytes);

@@ -295,3 +295,73 @@ int bch_overlay_insert(struct bch_overlay *ov, unsigned btree_id, const struct b
 	ins_at(ov, t, &it, &nk);
 	return 0;
 }
+
+/*
+ * Insert @k as older than everything in the overlay: only where no
+ * overlay key is (extents: the pieces of @k over the gaps between overlay
+ * extents, cut like any extent).
+ */
+int bch_overlay_insert_under(struct bch_overlay *ov, unsigned btree_id, const struct bkey_ref *k)
+{
+	struct ov_iter it;
+	const struct ov_key *o;
+
+	if (btree_id >= OV_NR_BTREES)
+		return -EINVAL;
+	if (!is_extents(btree_id)) {
+		bch_overlay_seek(ov, btree_id, k->k.p, &it);
+		o = bch_overlay_peek(&it);
+		if (o && bpos_eq(o->k.p, k->k.p))
+			return 0;
+		return bch_overlay_insert(ov, btree_id, k);
+	}
+	if (!k->k.size)
+		return 0;
+
+	struct bpos_h s = bkey_start_pos(&k->k);
+	uint64_t cur = s.offset, e = k->k.p.offset;
+	uint64_t (*gaps)[2] = NULL;
+	size_t nr = 0;
+
+	bch_overlay_seek(ov, btree_id, s, &it);
+	for (; (o = bch_overlay_peek(&it)) && cur < e; bch_overlay_next(&it)) {
+		struct bpos_h os = bkey_start_pos(&o->k);
+
+		if (os.inode != s.inode || os.offset >= e)
+			break;
+		if (os.offset > cur) {
+			gaps = xrealloc(gaps, (nr + 1) * sizeof(*gaps));
+			gaps[nr][0] = cur;
+			gaps[nr][1] = os.offset;
+			nr++;
+		}
+		if (o->k.p.offset > cur)
+			cur = o->k.p.offset;
+	}
+	if (cur < e) {
+		gaps = xrealloc(gaps, (nr + 1) * sizeof(*gaps));
+		gaps[nr][0] = cur;
+		gaps[nr][1] = e;
+		nr++;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct ov_key piece;
+		struct bkey_ref r;
+
+		/* a copy of @k cut to the gap, handed to the overlay */
+		piece.k = k->k;
+		piece.v_bytes = k->v_bytes;
+		piece.v = k->v_bytes ? xmalloc(k->v_bytes) : NULL;
+		if (k->v_bytes)
+			memcpy(piece.v, k->v, k->v_bytes);
+		if (gaps[i][0] > s.offset)
+			cut_front(&piece, gaps[i][0]);
+		if (gaps[i][1] < e)
+			cut_back(&piece, gaps[i][1]);
+		r = ov_key_ref(&piece);
+		bch_overlay_insert(ov, btree_id, &r);
+		free(piece.v);
+	}
+	free(gaps);
+	return 0;
+}

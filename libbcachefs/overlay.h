@@ -68,6 +68,8 @@ void bch_overlay_clear(struct bch_overlay *ov);
  * unknown btree (nothing is changed).
  */
 int bch_overlay_insert(struct bch_overlay *ov, unsigned btree_id, const struct bkey_ref *k);
+/* @k as older than every overlay key: only where the overlay has none */
+int bch_overlay_insert_under(struct bch_overlay *ov, unsigned btree_id, const struct bkey_ref *k);
 
 /* A position in one btree's sequence. */
 struct ov_iter {

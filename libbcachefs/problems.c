@@ -40,7 +40,9 @@ static bool decide(struct fsck_state *s, enum bch_problem p, const char *msg)
 	case FSCK_NO:
 		return false;
 	case FSCK_PREEN:
-		return flags & PROB_PREEN;
+		if (flags & PROB_HALTS_PREEN)
+			s->preen_halted = true;
+		return (flags & PROB_PREEN) && !s->preen_halted;
 	case FSCK_YES:
 		return true;
 	case FSCK_ASK:
@@ -90,6 +92,8 @@ bool fsck_fix(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
 			what = ", fixing";
 		else if (!(bch_problems[p].flags & PROB_FIXABLE))
 			what = " (no repair available)";
+		else if (s->mode == FSCK_PREEN && (bch_problems[p].flags & PROB_PREEN) && s->preen_halted)
+			what = " (not fixed: -p stops repairing after a damaged btree node: run fsck -y)";
 		else if (s->mode == FSCK_PREEN)
 			what = " (not safe to fix automatically: run fsck -y)";
 		else if (s->mode == FSCK_REPORT)

@@ -19,6 +19,12 @@ struct fsck_scan;
 
 #define PROB_FIXABLE	(1U << 0)	/* a repair exists */
 #define PROB_PREEN	(1U << 1)	/* safe to fix without asking (-p) */
+/*
+ * Left by -p, the btree it is in cannot be written safely: -p fixes
+ * nothing more after it (a later repair could need to write there), so
+ * the image stays as it was and fsck -y does the whole repair.
+ */
+#define PROB_HALTS_PREEN (1U << 2)
 
 /*	name				id	flags				summary */
 #define BCH_PROBLEMS()							\
@@ -36,17 +42,17 @@ struct fsck_scan;
 	x(journal_empty,		204,	PROB_FIXABLE,			"no valid journal entry") \
 	x(journal_key_invalid,		205,	PROB_FIXABLE|PROB_PREEN,	"journal key is invalid") \
 	/* btree nodes and topology: 3xx */				\
-	x(btree_node_unreadable,	301,	PROB_FIXABLE,			"btree node cannot be read from any copy") \
-	x(btree_node_bad_magic,		302,	PROB_FIXABLE,			"btree node has a bad magic number") \
+	x(btree_node_unreadable,	301,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree node cannot be read from any copy") \
+	x(btree_node_bad_magic,		302,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree node has a bad magic number") \
 	x(btree_node_bad_csum,		303,	PROB_FIXABLE|PROB_PREEN,	"btree node bset has a bad checksum") \
-	x(btree_node_bad_header,	304,	PROB_FIXABLE,			"btree node header does not match its pointer") \
-	x(btree_node_bad_format,	305,	PROB_FIXABLE,			"btree node has an invalid key format") \
+	x(btree_node_bad_header,	304,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree node header does not match its pointer") \
+	x(btree_node_bad_format,	305,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree node has an invalid key format") \
 	x(btree_node_bset_invalid,	306,	PROB_FIXABLE|PROB_PREEN,	"btree node bset is invalid") \
 	x(btree_key_invalid,		307,	PROB_FIXABLE|PROB_PREEN,	"btree key is invalid") \
-	x(btree_keys_out_of_order,	308,	PROB_FIXABLE,			"btree keys are out of order") \
+	x(btree_keys_out_of_order,	308,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree keys are out of order") \
 	x(btree_key_outside_node,	309,	PROB_FIXABLE|PROB_PREEN,	"btree key outside its node's range") \
-	x(btree_topology,		310,	PROB_FIXABLE,			"btree node ranges do not match their parent") \
-	x(btree_root_unreadable,	311,	PROB_FIXABLE,			"btree root cannot be read") \
+	x(btree_topology,		310,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree node ranges do not match their parent") \
+	x(btree_root_unreadable,	311,	PROB_FIXABLE|PROB_HALTS_PREEN, "btree root cannot be read") \
 	x(btree_copy_bad,		312,	PROB_FIXABLE|PROB_PREEN,	"one copy of a btree node is bad; another copy was used") \
 	x(btree_root_missing,		313,	PROB_FIXABLE,			"btree root missing from the journal") \
 	/* allocation and replicas: 4xx */				\
@@ -148,6 +154,8 @@ struct fsck_state {
 	bool			scan_nodes;
 	/* the node scan of this run (fsck_scan.c), NULL until it is needed */
 	struct fsck_scan	*scan;
+	/* -p met a PROB_HALTS_PREEN problem: nothing more is fixed */
+	bool			preen_halted;
 };
 
 void fsck_state_init(struct fsck_state *s, enum fsck_mode mode, const struct fsck_ops *ops);

@@ -662,6 +662,23 @@ static const struct { const char *prefix; unsigned type; } xattr_types[] = {
 	{ "system.posix_acl_default",	BCH_XATTR_INDEX_POSIX_ACL_DEFAULT },
 };
 
+_Static_assert(BCH_XATTR_NAME_VAL_MAX == (255 - BKEY_U64S_UNPACKED) * 8 - sizeof(struct bch_xattr),
+	       "an xattr key: key header, xattr header (counted as 8 bytes), name and value");
+
+static void xattr_too_big(struct src *s, const char *path, const char *name, ssize_t vlen)
+{
+	s->o->nr_xattrs_too_big++;
+	if (!s->o->warnings)
+		return;
+	pr_buf(s->o->warnings, "%s: xattr %s (", path, name);
+	if (vlen >= 0)
+		pr_buf(s->o->warnings, "%zd bytes of value", vlen);
+	else
+		pr_str(s->o->warnings, "value of unknown size");
+	pr_buf(s->o->warnings, ") does not fit in a key (at most %u bytes of name and value): not copied\n",
+	       BCH_XATTR_NAME_VAL_MAX);
+}
+
 static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 {
 	struct bch_hash_info hi;
@@ -701,6 +718,10 @@ static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 			continue;
 		}
 		vlen = lgetxattr(path, n, val, sizeof(val));
+		if (vlen < 0 && errno == ERANGE) {
+			xattr_too_big(s, path, n, lgetxattr(path, n, NULL, 0));
+			continue;
+		}
 		if (vlen < 0) {
 			pr_buf(s->err, "%s: xattr %s: %s\n", path, n, strerror(errno));
 			ret = -errno;
@@ -723,9 +744,8 @@ static int copy_xattrs(struct src *s, uint64_t inum, const char *path)
 		bytes = bch_xattr_encode(type, name, strlen(name), val, (size_t)vlen,
 					 enc, sizeof(enc));
 		if (!bytes || BKEY_U64S_UNPACKED + bytes / 8 > 255) {
-			pr_buf(s->err, "%s: xattr %s is too large (%zd bytes)\n", path, n, vlen);
-			ret = -E2BIG;
-			break;
+			xattr_too_big(s, path, n, vlen);
+			continue;
 		}
 		h[nr].hash = bch_xattr_hash(&hi, type, name, strlen(name));
 		h[nr].k.type = 128;

@@ -17,7 +17,9 @@
  * are stored as ACL xattrs (40 §40.6.7) when the filesystem has ACLs on
  * (an access ACL that only repeats the mode is not stored); other
  * system.* xattrs are not copied. The number skipped is reported in
- * struct bch_source_opts.
+ * struct bch_source_opts. An xattr too large for a key (more than
+ * BCH_XATTR_NAME_VAL_MAX bytes of name and value) is left out with a
+ * warning, the rest of the tree copied.
  *
  * migrate (struct bch_source_link): the tree is the mounted filesystem the
  * new one lives in, on the same device. Regular file data is not copied
@@ -68,11 +70,18 @@ struct bch_source_opts {
 	void		*progress_priv;
 	struct bch_source_link *link;	/* migrate; NULL: format --source */
 
+	/* what could not be copied is said here, one line each (may be NULL) */
+	struct printbuf	*warnings;
+
 	/* results */
 	uint64_t	nr_inodes;
 	uint64_t	nr_bytes;		/* file data copied */
 	uint64_t	nr_xattrs_skipped;	/* system.*, ACLs when off */
+	uint64_t	nr_xattrs_too_big;	/* do not fit in a key: not copied, in @warnings */
 };
+
+/* The largest xattr a key holds: name and value bytes together. */
+#define BCH_XATTR_NAME_VAL_MAX	((255 - 5) * 8 - 8)
 
 /* bch_init_populate_fn with @priv = struct bch_source_opts. */
 int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,

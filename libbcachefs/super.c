@@ -583,6 +583,13 @@ static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validat
 	int r, r_primary;
 	unsigned i;
 
+	if (io->size < ((uint64_t)BCH_SB_SECTOR << BCH_SECTOR_SHIFT) + BCH_SB_FIXED_BYTES) {
+		/* not even room for the first superblock: no need to say more */
+		pr_buf(err, "%s: %s (%" PRIu64 " bytes): not a bcachefs filesystem\n", io->path,
+		       io->size ? "too small to hold a superblock" : "empty", io->size);
+		return -BCH_ERR_not_bcachefs;
+	}
+
 	r = r_primary = sb_read_one(io, BCH_SB_SECTOR, validate, ret, &why);
 	if (!r)
 		goto out;
@@ -594,6 +601,14 @@ static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validat
 	r = sb_pread(io, &layout, sizeof(layout), BCH_SB_LAYOUT_SECTOR, &why);
 	if (!r)
 		r = bch_sb_layout_validate(&layout, &why);
+	if (r == -BCH_ERR_sb_layout_invalid && r_primary == -BCH_ERR_not_bcachefs &&
+	    memcmp(layout.magic.b, sb_magic, sizeof(sb_magic))) {
+		/* no trace of bcachefs: one short reason */
+		printbuf_reset(&msg);
+		pr_buf(&msg, "%s: no bcachefs superblock (no magic at sector %u, no layout at sector %u): "
+		       "not a bcachefs filesystem\n", io->path, BCH_SB_SECTOR, BCH_SB_LAYOUT_SECTOR);
+		goto out;
+	}
 	if (r) {
 		pr_buf(&msg, "; layout at sector %u: %s; no valid superblock\n",
 		       BCH_SB_LAYOUT_SECTOR, printbuf_str(&why));
@@ -1451,9 +1466,16 @@ static void member_to_json(struct json *j, const struct bch_sb *sb, unsigned i,
 	json_u64(j, "nbuckets", le64_to_cpu(m->nbuckets));
 	json_u64(j, "last_mount", le64_to_cpu(m->last_mount));
 	json_str(j, "state", bch_member_state_name((unsigned)BCH_MEMBER_STATE(m)));
+	json_u64(j, "size", (uint64_t)le16_to_cpu(m->bucket_size) * le64_to_cpu(m->nbuckets) * 512);
 	json_u64(j, "group", g);
-	if (g && !bch_sb_disk_group_label(sb, (unsigned)g - 1, label))
+	if (g && !bch_sb_disk_group_label(sb, (unsigned)g - 1, label)) {
+		struct printbuf path = PRINTBUF;
+
 		json_str(j, "group_label", label);
+		bch_sb_disk_group_path(&path, sb, (unsigned)g - 1);
+		json_str(j, "group_path", printbuf_str(&path));
+		printbuf_exit(&path);
+	}
 	json_flag_list(j, "data_allowed", (unsigned)BCH_MEMBER_DATA_ALLOWED(m));
 	json_flag_list(j, "has_data", bch_sb_dev_has_data(sb, i));
 	json_str(j, "replacement", bch_replacement_name((unsigned)BCH_MEMBER_REPLACEMENT(m)));
@@ -1504,6 +1526,35 @@ static void field_to_json(struct json *j, const struct bch_sb *sb,
 		json_u64(j, "scrypt_r", BCH_KDF_SCRYPT_R(c));
 		json_u64(j, "scrypt_p", BCH_KDF_SCRYPT_P(c));
 		json_bool(j, "key_encrypted", bch_key_is_encrypted(&c->key));
+		break;
+	}
+	case BCH_SB_FIELD_disk_groups: {
+		const struct bch_sb_field_disk_groups *g = (const void *)f;
+
+		json_arr_begin(j, "groups");
+		for (i = 0; i < bch_sb_disk_groups_nr(g); i++) {
+			const struct bch_disk_group *dg = &g->entries[i];
+			uint64_t parent = BCH_GROUP_PARENT(dg);
+
+			json_obj_begin(j, NULL);
+			json_u64(j, "index", i);
+			json_strn(j, "label", (const char *)dg->label,
+				  strnlen((const char *)dg->label, BCH_SB_LABEL_SIZE));
+			json_bool(j, "deleted", BCH_GROUP_DELETED(dg));
+			/* the parent's index, or absent: a top-level group */
+			if (parent)
+				json_u64(j, "parent", parent - 1);
+			if (!BCH_GROUP_DELETED(dg)) {
+				struct printbuf path = PRINTBUF;
+
+				bch_sb_disk_group_path(&path, sb, i);
+				json_str(j, "path", printbuf_str(&path));
+				printbuf_exit(&path);
+			}
+			json_flag_list(j, "data_allowed", (unsigned)BCH_GROUP_DATA_ALLOWED(dg));
+			json_obj_end(j);
+		}
+		json_arr_end(j);
 		break;
 	}
 	case BCH_SB_FIELD_replicas:
@@ -1575,6 +1626,18 @@ static void sb_main_to_json(struct json *j, const struct bch_sb *sb)
 	json_u64(j, "encryption_type", BCH_SB_ENCRYPTION_TYPE(sb));
 	json_u64(j, "superblock_checksum_type", BCH_SB_CSUM_TYPE(sb));
 	json_u64(j, "devices_live", bch_sb_nr_live_members(sb));
+	{
+		const struct bch_sb_field *f;
+
+		json_arr_begin(j, "sections");
+		for (unsigned t = 0; t < BCH_SB_FIELD_NR; t++)
+			for_each_sb_field_safe(f, sb)
+				if (le32_to_cpu(f->type) == t) {
+					json_str(j, NULL, bch_sb_field_name(t));
+					break;
+				}
+		json_arr_end(j);
+	}
 	json_u64(j, "devices_total", sb->nr_devices);
 	json_u64(j, "dev_idx", sb->dev_idx);
 	json_u64(j, "superblock_size", bch_sb_bytes(sb));

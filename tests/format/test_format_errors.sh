@@ -81,6 +81,8 @@ done
 expect 16 "--error_action" d.img -f --error_action=ignore d.img
 expect 16 "-e" d.img -f -e foo d.img
 expect 16 "-U" d.img -f -U not-a-uuid d.img
+expect 16 "--uuid: the nil uuid" d.img -f --uuid=00000000-0000-0000-0000-000000000000 d.img
+expect 16 "-U: the nil uuid" d.img -f -U 00000000-0000-0000-0000-000000000000 d.img
 expect 16 "--uuid" d.img -f --uuid=01234567-89ab-cdef-0123-456789abcdeg d.img
 for a in foo '' journal, cached ,btree; do
 	expect 16 "--data_allowed" d.img -f "--data_allowed=$a" d.img
@@ -99,7 +101,23 @@ expect 16 "-x" d.img -f -x d.img
 expect 16 "--label" d.img -f d.img --label
 expect 16 "--discard" d.img -f d.img --discard
 expect 16 "given twice" d.img -f d.img d.img
+# the same device under other names: refused by identity before any write
+ln -f d.img hard.img
+ln -sf d.img soft.img
+expect 16 "d.img and ./d.img are the same device" d.img -f d.img ./d.img
+expect 16 "same device" d.img -f d.img "$WORK/d.img"
+expect 16 "same device" d.img -f d.img hard.img
+expect 16 "same device" d.img -f soft.img d.img
+expect 16 "same device" d.img -f --fs_size=32M d.img --fs_size=32M "$PWD/soft.img"
+rm -f hard.img soft.img
 expect 16 "--no_passphrase" d.img -f --no_passphrase d.img
+# configurations that cannot hold what they must (refused before writing)
+expect 16 "no device can hold the journal: d.img has --durability=0" d.img -f --durability=0 d.img
+expect 16 "no device can hold btree nodes: d.img has --data_allowed without btree" d.img -f --data_allowed=journal d.img
+expect 16 "no device can hold file data" d.img -f --data_allowed=journal,btree d.img
+expect 16 "2 metadata replicas wanted" d.img -f --replicas=2 d.img
+expect 16 "2 data replicas wanted" d.img -f --data_replicas=2 d.img
+expect 16 "3 metadata replicas wanted" d.img -f --metadata_replicas=3 --durability=2 d.img
 expect 16 "device" d.img -f
 expect 16 "device" d.img -f -- 
 

@@ -17,15 +17,22 @@ check() {	# what got want
 	if [ "$2" = "$3" ]; then echo "ok   $1 = $2"; else echo "FAIL $1 = $2, want $3"; fail=1; fi
 }
 
-# 1. the output of a default format is the 2018 one, uuids aside
+# 1. the output of format --no_initialize (what the 2018 tool did) is the
+#    2018 one, uuids aside; a default format prints the superblock as the
+#    initialisation left it: clean, the journal and btree on the device
 truncate -s 1G a.img
-"$BCACHEFS" format a.img > out 2> err || { echo "FAIL format a.img"; cat err; fail=1; }
+"$BCACHEFS" format --no_initialize a.img > out 2> err || { echo "FAIL format a.img"; cat err; fail=1; }
 uu='s/[0-9a-f]\{8\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{4\}-[0-9a-f]\{12\}/UUID/'
 sed '1d;$d' "$GOLDEN/a_default_1G/out/format.txt" | sed "$uu" > want
 sed "$uu" out > got
 if cmp -s want got; then echo "ok   output matches a_default_1G/out/format.txt"
 else echo "FAIL output differs from the 2018 output:"; diff want got; fail=1; fi
 [ -s err ] && { echo "FAIL stderr not empty:"; cat err; fail=1; }
+"$BCACHEFS" format -f a.img > out 2> err || { echo "FAIL format a.img"; cat err; fail=1; }
+"$BCACHEFS" show-super a.img > now
+if cmp -s out now && grep -q "^Clean:[[:space:]]*1$" out && grep -q "Has data:[[:space:]]*journal,btree$" out; then
+	echo "ok   format prints the superblock as initialised (clean, has data)"
+else echo "FAIL format's output is not the superblock it left:"; diff out now; grep "Clean\|Has data" out; fail=1; fi
 
 # 2. device options carry over, --fs_size does not; -g; prefixes; mkfs.bcachefs
 for i in 1 2 3; do rm -f m$i.img; truncate -s 1G m$i.img; done
@@ -72,10 +79,8 @@ printf 'secret\n' | "$BCACHEFS" format -q -f --encrypted e.img > out 2>&1 ||
 	echo "ok   --force --no_initialize -- a.img" ||
 	{ echo "FAIL --force"; cat out; fail=1; }
 
-# 5. more replicas than devices: formatted, with a warning
-"$BCACHEFS" format -q -f --replicas=2 a.img > out 2> err ||
-	{ echo "FAIL --replicas=2 on one device"; cat err; fail=1; }
-grep -q warning err && echo "ok   warning: $(cat err)" ||
-	{ echo "FAIL no warning for replicas > devices"; fail=1; }
+# 5. replicas from durability: one device of durability 2 holds 2 replicas
+"$BCACHEFS" format -q -f --replicas=2 --durability=2 a.img > out 2> err ||
+	{ echo "FAIL --replicas=2 on one device of durability 2"; cat err; fail=1; }
 
 exit $fail

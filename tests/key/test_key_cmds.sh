@@ -70,7 +70,7 @@ err_has "stored without a passphrase: nothing to unlock"
 run 1 "$B" unlock -f "$WORK/pass" "$c2"
 err_has "stored without a passphrase"
 run 1 "$B" unlock /nonexistent/dev
-err_has "cannot open /nonexistent/dev"
+err_has "/nonexistent/dev: cannot open"
 
 # ---- on a terminal the new passphrase is asked twice (c2: no old one) ----
 if command -v python3 > /dev/null; then
@@ -135,6 +135,6 @@ STDIN=$WORK/stdin run 0 "$B" unlock -k session "$c1"
 keyctl search @s user "bcachefs:$u1" > /dev/null || fail "no key after unlock from stdin"
 run 2 "$B" unlock -c "$c1"
 run 1 "$B" unlock -k session "$c1"	# empty stdin
-err_has "error reading passphrase from standard input: no input"
+err_has "error reading passphrase from standard input: no passphrase"
 keyctl clear @s
 exit 0

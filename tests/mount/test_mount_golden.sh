@@ -80,7 +80,7 @@ for bad in max_read=0 max_read=12x max_read=99999999999; do
 	timeout 60 "$BCACHEFS" mount -f -o $bad "$d1" "$WORK/mnt-refused" > "$WORK/opt.log" 2>&1 < /dev/null
 	rc=$?
 	[ $rc = 16 ] || fail "-o $bad: exit $rc, want 16"
-	grep -q "^bcachefs: -o $bad: not a size in bytes" "$WORK/opt.log" || fail "-o $bad: $(cat "$WORK/opt.log")"
+	grep -q "^bcachefs mount: -o $bad: not a size in bytes" "$WORK/opt.log" || fail "-o $bad: $(cat "$WORK/opt.log")"
 	is_mounted "$WORK/mnt-refused" && fail "-o $bad: mounted anyway"
 done
 

@@ -33,6 +33,7 @@
 
 #include "checksum.h"
 #include "crypto.h"
+#include "errcode.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -642,7 +643,7 @@ static void test_passphrase_fd(void **state)
 		{ "abc", 0, "abc" },
 		{ "a b \r\n\n", 0, "a b \r" },
 		{ "\n", 0, "" },
-		{ "", -ENODATA, NULL },
+		{ "", -BCH_ERR_no_passphrase, NULL },
 	};
 	for (unsigned i = 0; i < ARRAY_SIZE(v); i++) {
 		assert_int_equal(pipe(p), 0);

@@ -88,35 +88,41 @@ static int geometry(uint64_t size, unsigned bs, unsigned bns, unsigned bucket,
 
 static void test_geometry_auto(void **state)
 {
-	static const struct { uint64_t bytes; unsigned bucket; uint64_t nbuckets; unsigned bns; } t[] = {
-		{ 4ULL << 20,		8,	1024,		8 },
-		{ 10ULL << 20,		16,	1280,		16 },
-		{ 20ULL << 20,		32,	1280,		32 },
-		{ 32ULL << 20,		64,	1024,		64 },
-		{ 64ULL << 20,		128,	1024,		128 },
-		{ 128ULL << 20,		256,	1024,		256 },
-		{ 1ULL << 30,		256,	8192,		256 },
-		{ (32ULL << 30) - 512,	256,	((32ULL << 30) - 512) / 512 / 256, 256 },
-		{ 32ULL << 30,		512,	(32ULL << 30) / 512 / 512, 512 },
-		{ (8ULL << 40) - 512,	512,	((8ULL << 40) - 512) / 512 / 512, 512 },
-		{ 8ULL << 40,		1024,	(8ULL << 40) / 512 / 1024, 512 },
+	/* 4 MiB: 4k buckets hold nodes of one 4k block: 2k blocks instead */
+	static const struct { uint64_t bytes; unsigned bs, bucket; uint64_t nbuckets; unsigned bns; } t[] = {
+		{ 4ULL << 20,		4, 8,	1024,		8 },
+		{ 8ULL << 20,		8, 16,	1024,		16 },
+		{ 10ULL << 20,		8, 16,	1280,		16 },
+		{ 20ULL << 20,		8, 32,	1280,		32 },
+		{ 32ULL << 20,		8, 64,	1024,		64 },
+		{ 64ULL << 20,		8, 128,	1024,		128 },
+		{ 128ULL << 20,		8, 256,	1024,		256 },
+		{ 1ULL << 30,		8, 256,	8192,		256 },
+		{ (32ULL << 30) - 512,	8, 256,	((32ULL << 30) - 512) / 512 / 256, 256 },
+		{ 32ULL << 30,		8, 512,	(32ULL << 30) / 512 / 512, 512 },
+		{ (8ULL << 40) - 512,	8, 512,	((8ULL << 40) - 512) / 512 / 512, 512 },
+		{ 8ULL << 40,		8, 1024, (8ULL << 40) / 512 / 1024, 512 },
 	};
 	struct mkfs_opts o;
 	struct mkfs_dev d;
 
 	for (unsigned i = 0; i < ARRAY_SIZE(t); i++) {
 		assert_int_equal(geometry(t[i].bytes >> 9, 0, 0, 0, &o, &d), 0);
-		assert_int_equal(o.block_size, 8);
+		assert_int_equal(o.block_size, t[i].bs);
 		assert_int_equal(d.bucket_size, t[i].bucket);
 		assert_int_equal(d.nbuckets, t[i].nbuckets);
 		assert_int_equal(o.btree_node_size, t[i].bns);
 	}
 	/* too small */
 	assert_int_equal(geometry((4ULL << 20) / 512 - 1, 0, 0, 0, &o, &d), -BCH_ERR_format_too_small);
-	/* 512-byte blocks: 512 KiB is the minimum, bucket and node 1 sector */
-	assert_int_equal(geometry(1024, 1, 0, 0, &o, &d), 0);
-	assert_int_equal(d.bucket_size, 1);
-	assert_int_equal(o.btree_node_size, 1);
+	/* 512-byte blocks: 1 MiB is the minimum, bucket and node 2 sectors
+	 * (at 512 KiB they would be one block: refused) */
+	assert_int_equal(geometry(2048, 1, 0, 0, &o, &d), 0);
+	assert_int_equal(d.bucket_size, 2);
+	assert_int_equal(o.btree_node_size, 2);
+	assert_int_equal(geometry(1024, 1, 0, 0, &o, &d), -BCH_ERR_format_too_small);
+	/* a node size of one block, given: refused */
+	assert_int_equal(geometry(2097152, 8, 8, 0, &o, &d), -BCH_ERR_format_too_small);
 	/* explicit btree node size raises the bucket size */
 	assert_int_equal(geometry(2097152, 0, 512, 0, &o, &d), 0);
 	assert_int_equal(d.bucket_size, 512);
@@ -464,6 +470,7 @@ static void test_parse(void **state)
 	assert_int_equal(u[0], 0x01);
 	assert_int_equal(u[15], 0xef);
 	assert_int_equal(mkfs_parse_uuid("x", "0123", u, &err), -EINVAL);
+	assert_int_equal(mkfs_parse_uuid("x", "00000000-0000-0000-0000-000000000000", u, &err), -EINVAL);
 	assert_int_equal(mkfs_check_group_path("x", "a.b.", &err), 0);
 	assert_int_equal(mkfs_check_group_path("x", "a..b", &err), -EINVAL);
 	assert_int_equal(mkfs_check_group_path("x", "", &err), -EINVAL);
