@@ -551,8 +551,10 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		return -EPERM;
 	}
 	/* a job runs in its own thread and takes the engine lock itself */
-	if (call->nr == BCH_IOCTL_DATA || call->nr == BCH_IOCTL_DATA_V2)
-		return bch_fs_data(a, call->arg, &out->job_fd, &out->msg);
+	if (call->nr == BCH_IOCTL_DATA || call->nr == BCH_IOCTL_DATA_V2) {
+		ret = bch_fs_data(a, call->arg, &out->job_fd, &out->msg);
+		return ret < 0 ? -bch_err_errno(ret) : ret;
+	}
 
 	bch_fs_lock(c);
 	switch (call->nr) {
@@ -584,5 +586,6 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		break;
 	}
 	bch_fs_unlock(c);
-	return ret;
+	/* the kernel's errno values, not our error codes */
+	return ret < 0 ? -bch_err_errno(ret) : ret;
 }

@@ -392,6 +392,34 @@ static struct bch_sb *sb_copy(const struct bch_sb *sb)
 	return n;
 }
 
+/*
+ * c->sb is held by member @dev, which goes away: another present member
+ * holds it from now on (with its own layout, journal field and index).
+ */
+static void sb_hand_over(struct bch_fs *c, unsigned dev)
+{
+	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		struct bch_member_dev *o = c->devs[i];
+		const struct bch_sb_field *jf;
+		struct bch_sb *n;
+
+		if (i == dev || !o || !o->io || !o->sb)
+			continue;
+		n = sb_copy(c->sb);
+		n->dev_idx = o->sb->dev_idx;
+		n->offset = o->sb->offset;
+		memcpy(&n->layout, &o->sb->layout, sizeof(n->layout));
+		jf = bch_sb_field_find(o->sb, BCH_SB_FIELD_journal);
+		bch_sb_field_replace(&n, BCH_SB_FIELD_journal, jf, jf ? bch_sb_field_bytes(jf) : 0);
+		free(o->sb);
+		o->sb = n;
+		o->sb_bytes = bch_sb_bytes(n);
+		c->sb = n;
+		c->sb_bytes = o->sb_bytes;
+		return;
+	}
+}
+
 /* The members field of *@sb with room for @nr slots (new ones empty). */
 static void members_grow(struct bch_sb **sb, unsigned nr)
 {
@@ -990,6 +1018,8 @@ static int disk_remove(struct bch_admin *a, const struct bch_ioctl_disk *arg, co
 	if (ret)
 		return ret;
 	if (ca) {
+		if (ca->sb == c->sb)
+			sb_hand_over(c, dev);
 		retire_io(a, ca->io);
 		free(ca->sb);
 		bch_big_free(ca->bucket_gens);
