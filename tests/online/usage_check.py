@@ -20,7 +20,7 @@ data = defaultdict(int)          # nr replicas -> sectors
 entry = defaultdict(int)         # ("data"|"btree", devs) -> sectors
 dev_buckets = defaultdict(set)   # dev -> buckets with user data
 dev_sectors = defaultdict(int)
-for line in open(sys.argv[2]):
+for line in open(sys.argv[2], encoding='latin-1'):
     m = re.search(r' type (128|129) \S+ snap \d+ len (\d+) ', line)
     if not m:
         continue
@@ -35,7 +35,7 @@ for line in open(sys.argv[2]):
         dev_sectors[d] += size
 
 btree = defaultdict(int)
-for line in open(sys.argv[3]):
+for line in open(sys.argv[3], encoding='latin-1'):
     if not line.startswith('    ptrs:'):
         continue
     devs = tuple(sorted(int(d) for d in re.findall(r'ptr: (\d+):\d+', line)))
