@@ -115,11 +115,17 @@ static const char *type_str(unsigned t)
  * removed) with @flags (spec 50 §8.4 SET_STATE, 30 §7.6)? With @dev
  * counted as offline, every journal, btree and user replicas entry must
  * keep a copy on a member that is present and neither failed nor spare
- * (unless the LOST flag of its kind), and may lose one only with the
- * DEGRADED flag. The first entry that forbids it is named in @msg.
+ * (unless the LOST flag of its kind), and may keep fewer copies than the
+ * replicas wanted only with the DEGRADED flag. (The 2018 kernel called an
+ * entry degraded as soon as one of its devices was offline, even when the
+ * others held the copies wanted: an entry with an extra copy, e.g. after
+ * rereplicate, is not degraded here.) The first entry that forbids it is
+ * named in @msg.
  */
 static int dev_may_go(struct bch_fs *c, unsigned dev, uint32_t flags, struct printbuf *msg)
 {
+	unsigned meta_want = (unsigned)BCH_SB_META_REPLICAS_WANT(c->sb) ?: 1;
+	unsigned data_want = (unsigned)BCH_SB_DATA_REPLICAS_WANT(c->sb) ?: 1;
 	struct bch_replicas_iter it;
 	const struct bch_replicas_entry *e;
 
@@ -128,22 +134,24 @@ static int dev_may_go(struct bch_fs *c, unsigned dev, uint32_t flags, struct pri
 		bool meta = e->data_type == BCH_DATA_JOURNAL || e->data_type == BCH_DATA_BTREE;
 		uint32_t degraded = meta ? BCH_FORCE_IF_METADATA_DEGRADED : BCH_FORCE_IF_DATA_DEGRADED;
 		uint32_t lost = meta ? BCH_FORCE_IF_METADATA_LOST : BCH_FORCE_IF_DATA_LOST;
-		unsigned online = 0, offline = 0, i;
+		unsigned online = 0, before = 0, want = meta ? meta_want : data_want, i;
 
 		if (!meta && e->data_type != BCH_DATA_USER)
 			continue;
-		for (i = 0; i < e->nr; i++)
-			if (e->devs[i] != dev && bch_dev_ptr_durability(c, e->devs[i]))
-				online++;
-			else
-				offline++;
+		for (i = 0; i < e->nr; i++) {
+			unsigned d = bch_dev_ptr_durability(c, e->devs[i]);
+
+			before += d;
+			if (e->devs[i] != dev)
+				online += d;
+		}
 		if (!online && !(flags & lost)) {
 			pr_buf(msg, "the %s kept on devices ", type_str(e->data_type));
 			pr_devs(msg, e);
 			pr_buf(msg, " would have no copy left without device %u", dev);
 			return -EINVAL;
 		}
-		if (offline && !(flags & degraded)) {
+		if (online < before && online < want && !(flags & degraded)) {
 			pr_buf(msg, "the %s kept on devices ", type_str(e->data_type));
 			pr_devs(msg, e);
 			pr_buf(msg, " would lose a copy without device %u (force with -f: %s degraded)",
