@@ -841,6 +841,8 @@ static int drop_data(struct bch_fs *c, unsigned dev, uint32_t flags, struct prin
 	}
 
 	for (;;) {
+		struct { uint64_t inum, sectors; } lost_in[64];
+		unsigned nr_lost_in = 0;
 		struct btree_trans t;
 		unsigned nr = 0;
 
@@ -874,6 +876,11 @@ static int drop_data(struct bch_fs *c, unsigned dev, uint32_t flags, struct prin
 
 				e.type = KEY_TYPE_ERROR;	/* the data is lost */
 				bch_trans_update(&t, BTREE_ID_EXTENTS, &e, NULL, 0);
+				/* error keys hold no space: the inode's i_sectors follows (40 §40.5.7) */
+				if (nr_lost_in && lost_in[nr_lost_in - 1].inum == e.p.inode)
+					lost_in[nr_lost_in - 1].sectors += e.size;
+				else
+					lost_in[nr_lost_in++] = (typeof(lost_in[0])) { e.p.inode, e.size };
 			} else if (!left) {
 				bch_trans_delete_extents(&t, k->k.p.inode, k->k.p.offset - k->k.size,
 							 k->k.p.offset);
@@ -893,6 +900,16 @@ static int drop_data(struct bch_fs *c, unsigned dev, uint32_t flags, struct prin
 			bch_btree_iter_advance(&iter);
 		}
 		bch_btree_iter_exit(&iter);
+		for (unsigned i = 0; i < nr_lost_in && !ret; i++) {
+			struct bch_inode_unpacked u;
+			uint8_t val[BCH_INODE_VAL_BYTES_MAX];
+			struct bkey_h ik = { .type = BCH_INODE_FS, .p = POS_H(lost_in[i].inum, 0) };
+
+			if (bch_inode_get(c, lost_in[i].inum, &u, &ignore))
+				continue;	/* no inode: fsck's business */
+			u.bi_sectors -= min_t(uint64_t, u.bi_sectors, lost_in[i].sectors);
+			bch_trans_update(&t, BTREE_ID_INODES, &ik, val, (unsigned)bch_inode_pack(&u, val));
+		}
 		if (!ret && nr)
 			ret = bch_trans_commit(&t, msg);
 		bch_trans_exit(&t);
@@ -980,10 +997,25 @@ static int disk_remove(struct bch_admin *a, const struct bch_ioctl_disk *arg, co
 		pr_buf(msg, "device %u is the only member of the filesystem", dev);
 		return -EINVAL;
 	}
-	ret = dev_may_go(c, dev, arg->flags, msg);
-	if (ret) {
-		pr_str(msg, "; Cannot remove without losing data");
-		return ret;
+	/*
+	 * Metadata is moved, not dropped (its nodes are rewritten elsewhere,
+	 * the journal goes on elsewhere): it can only end up with fewer copies
+	 * than wanted, when too few devices stay. What user data would lose is
+	 * counted extent by extent (drop_data()).
+	 */
+	if (!(arg->flags & BCH_FORCE_IF_METADATA_DEGRADED)) {
+		unsigned want = (unsigned)BCH_SB_META_REPLICAS_WANT(c->sb) ?: 1;
+		unsigned have = 0;
+
+		for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+			if (i != dev && bch_sb_member_exists(c->sb, i) &&
+			    BCH_MEMBER_STATE(bch_sb_member(c->sb, i)) == BCH_MEMBER_STATE_RW)
+				have += bch_dev_ptr_durability(c, i);
+		if (have < want) {
+			pr_buf(msg, "without device %u the metadata would have %u cop%s, %u wanted "
+			       "(force with -f: metadata degraded)", dev, have, have == 1 ? "y" : "ies", want);
+			return -EINVAL;
+		}
 	}
 
 	/* nothing new goes there: read-only in memory (on disk too if the superblock is written) */
