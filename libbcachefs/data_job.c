@@ -461,6 +461,17 @@ static void pr_where(struct printbuf *out, const struct bkey_ref *k)
  */
 typedef int (*extent_fn)(struct mover *mv, const struct bkey_ref *k, uint64_t *done);
 
+/*
+ * Tests: BCH_JOB_THROTTLE_US=N makes a job sleep N microseconds per extent
+ * it looks at (between batches), so that it can be caught in the middle.
+ */
+static unsigned long job_throttle_us(void)
+{
+	const char *e = getenv("BCH_JOB_THROTTLE_US");
+
+	return e && *e ? strtoul(e, NULL, 10) : 0;
+}
+
 static bool job_stopped(struct bch_job *j)
 {
 	return atomic_load(&j->stop);
@@ -514,6 +525,7 @@ static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct move
 		unsigned n = 0;
 		uint64_t bytes = 0;
 		bool at_end = false;
+		unsigned long throttle = job_throttle_us();
 
 		bch_fs_lock(c);
 		if (!bch_fs_rw(c)) {
@@ -560,6 +572,8 @@ static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct move
 		job_pos(j, pos, done);
 		if (at_end)
 			break;
+		if (throttle)
+			usleep((useconds_t)min_t(unsigned long, throttle * n, 1000000));
 		sched_yield();
 	}
 	printbuf_exit(&ignore);

@@ -8,6 +8,9 @@
 . "$TESTDIR/../lib.sh"
 . "$TESTDIR/lib_online.sh"
 online_setup
+# the mounts' jobs go slowly enough to be caught in the middle (data_job.c)
+BCH_JOB_THROTTLE_US=1000
+export BCH_JOB_THROTTLE_US
 a=$WORK/a.img b=$WORK/b.img c=$WORK/c.img
 size=256M files=300 big=24
 [ -n "$TEST_LONG" ] && { size=1G; files=2000; big=200; }
