@@ -124,17 +124,18 @@ int cmd_data_migrate(int argc, char *argv[])
 		uint64_t idx;
 
 		if (parse_u64(devs[i], &idx)) {
-			struct bch_handle *h = online_open_dev(devs[i], NULL, 0, &(unsigned){ 0 }), *fs;
+			/* a device path: its index from its own superblock, in this filesystem */
+			struct bch_handle *fs = online_open(argv[optind], BCH_OPEN_OFFLINE_RO);
+			struct printbuf err = PRINTBUF;
+			uint8_t uuid[16];
 			unsigned di;
 
-			/* the member index from the device's own superblock */
-			bch_handle_close(h, NULL);
-			h = online_open_dev(devs[i], NULL, 0, &di);
-			fs = online_open(argv[optind], BCH_OPEN_OFFLINE_RO);
-			if (memcmp(h->uuid, fs->uuid, 16))
+			if (bch_member_sb_read(devs[i], uuid, &di, &err))
+				die("%s", printbuf_str(&err));
+			if (memcmp(uuid, fs->uuid, 16))
 				die("%s is not a member of %s", devs[i], argv[optind]);
 			bch_handle_close(fs, NULL);
-			bch_handle_close(h, NULL);
+			printbuf_exit(&err);
 			idx = di;
 		}
 		if (idx >= 64)

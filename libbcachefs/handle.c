@@ -241,8 +241,8 @@ static int open_uuid(const uint8_t uuid[16], const char *devs, unsigned flags,
 }
 
 /* The superblock of @path: external uuid and member index. -ENOTTY if none. */
-static int read_member_sb(const char *path, uint8_t uuid[16], unsigned *idx,
-			  struct printbuf *err)
+int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
+		       struct printbuf *err)
 {
 	struct bch_devio *io;
 	struct bch_sb_handle sb = { 0 };
@@ -289,7 +289,7 @@ int bch_handle_open(const char *arg, unsigned flags, struct bch_handle **h,
 		/* DEV:DEV... of an unmounted filesystem */
 		if (ret == -ENOENT && (colon = strchr(arg, ':'))) {
 			first = strndup(arg, (size_t)(colon - arg));
-			ret = read_member_sb(first, uuid, &idx, err);
+			ret = bch_member_sb_read(first, uuid, &idx, err);
 			free(first);
 			return ret ?: open_uuid(uuid, arg, flags, h, err);
 		}
@@ -313,7 +313,7 @@ int bch_handle_open(const char *arg, unsigned flags, struct bch_handle **h,
 		}
 	}
 	/* a member device or image file */
-	ret = read_member_sb(arg, uuid, &idx, err);
+	ret = bch_member_sb_read(arg, uuid, &idx, err);
 	if (ret == -ENOTTY) {
 		printbuf_reset(err);
 		pr_buf(err, "error opening %s: not a bcachefs filesystem", arg);
@@ -338,7 +338,7 @@ int bch_handle_open_dev(const char *dev, const char *fs_devs, unsigned flags,
 		pr_buf(err, "%s is not a block device or image file", dev);
 		return -ENOTBLK;
 	}
-	ret = read_member_sb(dev, uuid, idx, err);
+	ret = bch_member_sb_read(dev, uuid, idx, err);
 	return ret ?: open_uuid(uuid, fs_devs ?: dev, flags, h, err);
 }
 

@@ -77,6 +77,13 @@ int bch_handle_open_dev(const char *dev, const char *fs_devs, unsigned flags,
 			struct bch_handle **h, unsigned *idx, struct printbuf *err);
 
 /*
+ * The filesystem (external uuid) and member index device @path's
+ * superblock names. -ENOTTY when it is not a bcachefs device.
+ */
+int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
+		       struct printbuf *err);
+
+/*
  * Close: an in-process read-write open is written out and marked clean
  * (errors returned, reason in @err).
  */

@@ -1,5 +1,7 @@
 #!/bin/sh
-# Jobs killed (issue 12, done-means 4): the mount is killed with SIGKILL in
+# Jobs interrupted and killed (issue 12, done-means 4): Ctrl-C of `data
+# scrub` stops the job cleanly (exit 130, a scrub run again completes);
+# the mount is killed with SIGKILL in
 # the middle of `device evacuate` and of `data rereplicate`. After the next
 # mount (journal replay) every file is intact and fsck finds nothing; the
 # command run again finishes the job (nothing left on the evacuated device;
@@ -53,6 +55,28 @@ kill_during() {
 	[ $_rc != 0 ] || { cat "$WORK/$_kn.out"; fail "$_kn: the command did not notice the mount died"; }
 	grep -q "lost the job" "$WORK/$_kn.out" || { cat "$WORK/$_kn.out"; fail "$_kn: no 'lost the job'"; }
 }
+
+# ---- Ctrl-C: the command closes the job, which stops; running it again works ----
+mount_fg i "$a:$b:$c"
+"$BCACHEFS" data scrub "$mnt" > "$WORK/int.out" 2>&1 &
+cpid=$!
+i=0
+while ! grep -q "data extents" "$WORK/int.out"; do
+	kill -0 $cpid 2>/dev/null || { cat "$WORK/int.out"; fail "scrub ended before the interrupt"; }
+	i=$((i + 1))
+	[ $i -lt 600 ] || fail "scrub: no progress after 30 s"
+	sleep 0.05
+done
+kill -INT $cpid
+wait $cpid
+rc=$?
+[ $rc = 130 ] || { cat "$WORK/int.out"; fail "interrupted scrub exited $rc, not 130"; }
+grep -q "scrub: stopped at data extents:.*; run it again to finish" "$WORK/int.out" ||
+	{ cat "$WORK/int.out"; fail "interrupted scrub: no 'stopped at' line"; }
+run_ok scrub-again "$BCACHEFS" data scrub "$mnt"
+grep -q "scrub: done" "$WORK/scrub-again.out" || { cat "$WORK/scrub-again.out"; fail "scrub after the interrupt"; }
+check_all interrupted
+unmount_fg i
 
 points="0"
 [ -n "$TEST_LONG" ] && points="0 0.5 1 2 4"
