@@ -7,8 +7,9 @@
 # bcachefs and for a filesystem that is not mounted; after unmount the same
 # command on the devices (in-process) agrees with an independent count from
 # `list` (data and btree bytes per replicas count and per replicas entry,
-# user-data buckets and sectors per device); a socket left by a killed mount
-# is replaced by the next mount.
+# user-data buckets and sectors per device); a read-only mount answers
+# usage and refuses changes; a socket left by a killed mount is replaced by
+# the next mount.
 . "$TESTDIR/../lib.sh"
 . "$TESTDIR/lib_online.sh"
 online_setup
@@ -87,6 +88,13 @@ f = lambda u: sorted((r["data_type"], r["nr_replicas"], r["bytes"]) for r in u["
 assert f(m) == f(o), (f(m), f(o))
 PY
 run_fails onedev 1 "insufficient devices" "$BCACHEFS" fs usage "$a"
+
+# a read-only mount answers usage; changes are refused with the reason
+mount_fg ro "$a:$b" -o ro
+run_ok u-ro "$BCACHEFS" fs usage "$mnt"
+run_fails ro-state 1 "mounted read-only" "$BCACHEFS" device set-state "$a" ro
+run_fails ro-job 1 "mounted read-only" "$BCACHEFS" data rereplicate "$mnt"
+unmount_fg ro
 
 # a mount killed leaves its socket behind: the next mount replaces it
 mount_fg k "$a:$b"
