@@ -471,8 +471,9 @@ static long ioctl_local(struct bch_handle *h, unsigned long nr, void *arg)
 
 	if (!bch_ctl_known((uint32_t)nr))
 		return -ENOTTY;
-	call.arg = xmalloc(bytes ?: 8);
-	memcpy(call.arg, arg, bytes);
+	call.arg = xcalloc(1, bytes ?: 8);
+	if (bytes)
+		memcpy(call.arg, arg, bytes);
 	if (path) {
 		call.path = realpath(path, real) ? real : path;
 		if (nr == BCH_IOCTL_DISK_ADD || nr == BCH_IOCTL_DISK_ONLINE) {

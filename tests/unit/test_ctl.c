@@ -238,7 +238,8 @@ static size_t mkreq(uint8_t *buf, uint32_t nr, const void *arg, uint32_t arg_byt
 	};
 
 	memcpy(buf, &h, sizeof(h));
-	memcpy(buf + sizeof(h), arg, arg_bytes);
+	if (arg_bytes)
+		memcpy(buf + sizeof(h), arg, arg_bytes);
 	if (path)
 		memcpy(buf + sizeof(h) + arg_bytes, path, h.str_bytes);
 	return sizeof(h) + arg_bytes + h.str_bytes;
