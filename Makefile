@@ -137,12 +137,15 @@ check-asan:
 		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
 		TEST_QUICK=1 sh tests/run.sh
 
-# the threads of the mount (the read-ahead worker) under ThreadSanitizer
+# the threads of the mount (the read-ahead worker, the control socket, data jobs) under ThreadSanitizer
 check-tsan:
 	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs \
 		build-tsan/tests/unit/test_io_read
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
 		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 sh tests/run.sh 'mount/*'
+	@# the control socket's thread and a data job's two threads (issue 12)
+	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
+		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 sh tests/run.sh 'online/test_online_refusals'
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
 		UNITDIR=$(CURDIR)/build-tsan/tests/unit sh tests/run.sh 'unit/test_io_read'
 

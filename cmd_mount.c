@@ -25,10 +25,12 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "libbcachefs/admin.h"
 #include "libbcachefs/btree.h"
 #include "libbcachefs/btree_update.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/fs.h"
+#include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/mounted.h"
 #include "libbcachefs/util.h"
@@ -114,6 +116,8 @@ int cmd_mount(int argc, char *argv[])
 	/* direct I/O by default: bench/20-mount-read.sh, ~2x kernel_cache */
 	struct bch_fuse_opts bo = { .kernel_cache = false, .cache_auto = true };
 	struct bch_fuse *bf = NULL;
+	struct bch_admin *adm = NULL;
+	struct bch_ctl *ctl = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
@@ -323,7 +327,24 @@ int cmd_mount(int argc, char *argv[])
 		log_to_syslog = true;
 	}
 
+	/*
+	 * The control endpoint (issue 12): a thread, so after daemonizing.
+	 * Without it the mount still works; the online commands do not.
+	 */
+	adm = bch_admin_new(c, true);
+	printbuf_reset(&err);
+	if (bch_ctl_start(adm, &ctl, &err)) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "no control socket (online commands will not reach this mount): %s",
+			 printbuf_str(&err));
+		mount_log(bo.log_arg, msg);
+	}
+
 	ret = fuse_session_loop(se);
+	/* no more requests; the data jobs stop after their current extent */
+	bch_ctl_stop(ctl);
+	ctl = NULL;
 	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
 	if (ret < 0) {
 		char msg[160];
@@ -365,6 +386,8 @@ out:
 			nr_done, nr_served, nr_taken);
 	}
 	bch_fuse_free(bf);
+	/* after the read-ahead worker: it may hold a device taken out (admin.h) */
+	bch_admin_free(adm);
 	if (c)
 		bch_fs_close(c);
 	fuse_opt_free_args(&args);

@@ -34,6 +34,7 @@
 	x(device_resize,	"device resize",	"Grow a member device")			\
 	x(data_rereplicate,	"data rereplicate",	"Write missing replicas of degraded data") \
 	x(data_migrate,		"data migrate",		"Move data to other devices")		\
+	x(data_scrub,		"data scrub",		"Verify every checksum, repair from good copies") \
 	x(version,		"version",		"Print the version of this tool")
 
 #define x(fn, name, summary)					\

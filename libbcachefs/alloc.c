@@ -200,8 +200,13 @@ int bch_alloc_init(struct bch_allocator *a, struct bch_fs *c, struct printbuf *e
 		struct bch_dev_alloc *d;
 		size_t j, nr;
 
-		if (!ca || !ca->io || !ca->sb || !m || !bch_member_exists(m))
+		if (!ca || !m || !bch_member_exists(m))
 			continue;
+		/* a missing member (degraded): its gens and alloc keys are kept (issue 12) */
+		if (!ca->io || !ca->sb) {
+			ret = bch_alloc_dev_sync(a, c, i, err);
+			continue;
+		}
 		if (!ca->nbuckets || !ca->bucket_size || ca->nbuckets > (1ULL << 40)) {
 			pr_buf(err, "device %u: bad geometry (%" PRIu64 " buckets of %u sectors)\n",
 			       i, ca->nbuckets, ca->bucket_size);
@@ -787,4 +792,95 @@ bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, u
 	g->gen_valid	= true;
 	g->gen_dirty	= true;
 	return true;
+}
+
+/* ---- members changing at run time (issue 12) ------------------------------ */
+
+static void dev_free(struct bch_allocator *a, unsigned dev)
+{
+	struct bch_dev_alloc *d = a->devs[dev];
+	size_t i, o = 0;
+
+	if (!d)
+		return;
+	for (uint64_t c = 0; c < d->nr_chunks; c++)
+		free(d->chunk[c]);
+	free(d->chunk);
+	free(d->journal);
+	free(d);
+	a->devs[dev] = NULL;
+	for (i = 0; i < a->nr_pending; i++)
+		if (a->pending[i].dev != dev)
+			a->pending[o++] = a->pending[i];
+	a->nr_pending = o;
+}
+
+int bch_alloc_dev_sync(struct bch_allocator *a, struct bch_fs *c, unsigned dev,
+		       struct printbuf *err)
+{
+	struct bch_member_dev *ca = dev < BCH_FS_MAX_DEVS ? c->devs[dev] : NULL;
+	const struct bch_member *m = bch_sb_member(c->sb, dev);
+	struct bch_dev_alloc *d;
+	int ret = 0;
+
+	if (dev >= BCH_ALLOC_MAX_DEVS)
+		return -EINVAL;
+	a->nr_devices = c->nr_devices;
+	if (!ca || !m || !bch_member_exists(m)) {
+		dev_free(a, dev);
+		return 0;
+	}
+	if (!ca->nbuckets || !ca->bucket_size || ca->nbuckets > (1ULL << 40)) {
+		pr_buf(err, "device %u: bad geometry (%" PRIu64 " buckets of %u sectors)\n",
+		       dev, ca->nbuckets, ca->bucket_size);
+		return -EINVAL;
+	}
+	d = a->devs[dev];
+	if (!d) {
+		d = xcalloc(1, sizeof(*d));
+		a->devs[dev]	= d;
+		d->idx		= dev;
+		d->nbuckets	= ca->nbuckets;
+		d->first_bucket	= ca->first_bucket;
+		d->bucket_size	= ca->bucket_size;
+		d->next		= d->first_bucket;
+		d->nr_chunks	= (d->nbuckets + BUCKET_CHUNK - 1) >> BUCKET_CHUNK_SHIFT;
+		d->chunk	= xcalloc(d->nr_chunks, sizeof(*d->chunk));
+		d->nr_free	= d->nbuckets > d->first_bucket ? d->nbuckets - d->first_bucket : 0;
+		if (ca->bucket_gens)
+			for (uint64_t j = 0; j < d->nbuckets; j++)
+				if (ca->bucket_gens[j]) {
+					bch_bucket_mut(d, j)->gen = ca->bucket_gens[j];
+					bch_bucket_mut(d, j)->gen_valid = true;
+				}
+	}
+	if (ca->nbuckets > d->nbuckets) {
+		uint64_t nr_chunks = (ca->nbuckets + BUCKET_CHUNK - 1) >> BUCKET_CHUNK_SHIFT;
+
+		d->chunk = xrealloc(d->chunk, nr_chunks * sizeof(*d->chunk));
+		memset(d->chunk + d->nr_chunks, 0, (nr_chunks - d->nr_chunks) * sizeof(*d->chunk));
+		d->nr_chunks = nr_chunks;
+		d->nr_free += ca->nbuckets - d->nbuckets;
+		d->nbuckets = ca->nbuckets;
+	}
+	d->state	= (unsigned)BCH_MEMBER_STATE(m);
+	d->durability	= bch_member_durability(m);
+	d->data_allowed	= (unsigned)BCH_MEMBER_DATA_ALLOWED(m);
+	if (ca->io && ca->sb && !d->present) {
+		/* (back) online: its superblock and journal buckets are in use */
+		size_t nr = bch_sb_journal_nr_buckets(ca->sb);
+
+		ret = mark_sb(a, d, ca->sb, err);
+		if (!ret && nr && !d->nr_journal) {
+			d->journal = xcalloc(nr, sizeof(uint64_t));
+			d->nr_journal = (unsigned)nr;
+			for (size_t j = 0; j < nr && !ret; j++) {
+				d->journal[j] = bch_sb_journal_bucket(ca->sb, j);
+				ret = bch_alloc_mark(a, dev, d->journal[j], BCH_DATA_JOURNAL,
+						     d->bucket_size, err);
+			}
+		}
+	}
+	d->present = ca->io != NULL;
+	return ret;
 }

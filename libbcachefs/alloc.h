@@ -225,6 +225,22 @@ uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev);
 /* Every gen change is in the alloc btree now. */
 void bch_alloc_clear_dirty(struct bch_allocator *a);
 
+/*
+ * ---- members changing at run time (issue 12) ----
+ *
+ * Bring the bucket state of device @dev in line with member @dev of c->sb
+ * and c->devs[@dev]: a member that is gone loses its state (its alloc keys
+ * are not written again); a new one starts with every bucket free but its
+ * superblock area (gens from ca->bucket_gens when known); state,
+ * durability and data types allowed follow the member; a member that
+ * grew gets its new buckets free; one that comes (back) online has its
+ * superblock and journal buckets (from ca->sb) marked. A member whose
+ * device is missing keeps its gens (not present: nothing is allocated
+ * there, its alloc keys are kept).
+ */
+int bch_alloc_dev_sync(struct bch_allocator *a, struct bch_fs *c, unsigned dev,
+		       struct printbuf *err);
+
 /* ---- replicas (30 §7) ---- */
 
 /* Load the table of superblock @sb (entries with devices >= 64 are skipped). */

@@ -313,6 +313,21 @@ void bch_fs_rw_free(struct bch_fs *c)
 	rw_free(c);
 }
 
+/*
+ * May member @i be missing from a writable filesystem (issue 12)? When
+ * opened degraded (the open checked that every replicas entry keeps a
+ * copy, 30 §7.6), or when it holds nothing to write to (failed, spare).
+ * Its bucket gens and alloc keys are kept (bch_alloc_dev_sync()).
+ */
+static bool member_may_be_missing(struct bch_fs *c, unsigned i)
+{
+	const struct bch_member *m = bch_sb_member(c->sb, i);
+	unsigned state = m ? (unsigned)BCH_MEMBER_STATE(m) : 0;
+
+	return c->opts.degraded || state == BCH_MEMBER_STATE_FAILED ||
+	       state == BCH_MEMBER_STATE_SPARE;
+}
+
 /* What writing needs, cheap to check: the open mode, initialised, every member. */
 static int rw_can_start(struct bch_fs *c, struct printbuf *err)
 {
@@ -325,8 +340,10 @@ static int rw_can_start(struct bch_fs *c, struct printbuf *err)
 		return -EINVAL;
 	}
 	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
-		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io)) {
-			pr_buf(err, "member %u is missing: cannot write a degraded filesystem\n", i);
+		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io) &&
+		    !member_may_be_missing(c, i)) {
+			pr_buf(err, "member %u is missing: cannot write a degraded filesystem "
+			       "(mount -o degraded)\n", i);
 			return -EROFS;
 		}
 	if (c->encrypted && !c->have_key) {
@@ -1401,4 +1418,87 @@ int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
 		ret = sb_write_all(c, true, err);
 	rw_free(c);
 	return ret;
+}
+
+/* ---- members changing at run time (issue 12) ------------------------------- */
+
+int bch_fs_rw_member_update(struct bch_fs *c, unsigned dev, struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	const struct bch_member *m = bch_sb_member(c->sb, dev);
+	struct bch_member_dev *ca;
+	struct journal_wdev *jd;
+	int ret;
+
+	if (!rw)
+		return 0;
+	if (dev >= BCH_FS_MAX_DEVS)
+		return -EINVAL;
+	ret = bch_alloc_dev_sync(&rw->a, c, dev, err);
+	if (ret)
+		return ret;
+	ca = c->devs[dev];
+	jd = &rw->jw.devs[dev];
+	if (!ca || !m || !bch_member_exists(m)) {
+		free(jd->buckets);
+		free(jd->bucket_seq);
+		memset(jd, 0, sizeof(*jd));
+	} else {
+		size_t nr = ca->sb ? bch_sb_journal_nr_buckets(ca->sb) : 0;
+
+		if (!jd->nr && nr) {
+			/* a new member: its journal has no entry yet */
+			uint64_t *b = xcalloc(nr, sizeof(uint64_t));
+
+			for (size_t i = 0; i < nr; i++)
+				b[i] = bch_sb_journal_bucket(ca->sb, i);
+			ret = bch_journal_writer_set_dev(&rw->jw, dev, b, (unsigned)nr, err);
+			free(b);
+			if (ret)
+				return ret;
+		}
+		jd->durability = bch_member_durability(m);
+		jd->active = jd->nr && ca->io && ca->io->rw &&
+			     BCH_MEMBER_STATE(m) == BCH_MEMBER_STATE_RW;
+	}
+	if (!jd->active)
+		jd->have_cursor = false;
+	bch_fs_key_ctx(c, &rw->kctx);
+	/* the write point's buckets close: the next write picks its devices again */
+	bch_write_point_free(c, rw->wp);
+	rw->wp = NULL;
+	return 0;
+}
+
+int bch_fs_rw_write_sb(struct bch_fs *c, struct printbuf *err)
+{
+	if (!c->rw || c->rw->failed) {
+		pr_str(err, "filesystem is not writable\n");
+		return -EROFS;
+	}
+	return sb_write_all(c, !c->rw->unclean, err);
+}
+
+int bch_fs_rw_replicas_gc(struct bch_fs *c,
+			  int (*walk)(struct bch_fs *c, struct bch_replicas_table *t, void *arg),
+			  void *arg, struct printbuf *err)
+{
+	struct bch_replicas_table t = { 0 };
+	struct bch_fs_rw *rw;
+	int ret = bch_fs_checkpoint(c, err);
+
+	if (ret)
+		return ret;
+	rw = c->rw;
+	ret = walk(c, &t, arg);
+	if (ret) {
+		bch_replicas_exit(&t);
+		return ret;
+	}
+	/* the checkpoint's entry is the only one a replay needs now */
+	bch_replicas_add(&t, BCH_DATA_JOURNAL, rw->jw.last_devs);
+	bch_replicas_exit(&rw->a.replicas);
+	rw->a.replicas = t;
+	rw->a.replicas.changed = true;
+	return sb_write_all(c, !rw->unclean, err);
 }

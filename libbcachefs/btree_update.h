@@ -231,6 +231,30 @@ void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket
 int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,
 			    struct printbuf *err);
 
+/*
+ * ---- members changing at run time (issue 12: online administration) ----
+ *
+ * Member @dev changed in c->sb and c->devs[] (added, removed, online,
+ * offline, state, durability, size): the allocator (bch_alloc_dev_sync)
+ * and the journal writer follow it (a new member's journal, from its
+ * ca->sb, starts empty; a member that is not read-write or not present
+ * takes no journal writes), key checks see the new member count, and the
+ * write point's open buckets close. No-op when the engine is not started.
+ */
+int bch_fs_rw_member_update(struct bch_fs *c, unsigned dev, struct printbuf *err);
+/* Write every present member's superblock from c->sb now (members changed). */
+int bch_fs_rw_write_sb(struct bch_fs *c, struct printbuf *err);
+/*
+ * Replicas GC (30 §7.5): a checkpoint (the journal then needs only its
+ * newest entry), then the table becomes what @walk puts in @t (btree,
+ * user and cached entries of every live key) plus {journal, devices of
+ * that newest entry}; written to the superblocks.
+ */
+struct bch_replicas_table;
+int bch_fs_rw_replicas_gc(struct bch_fs *c,
+			  int (*walk)(struct bch_fs *c, struct bch_replicas_table *t, void *arg),
+			  void *arg, struct printbuf *err);
+
 /* Counters, for tests and -v output. */
 struct bch_rw_stats {
 	uint64_t	commits;

@@ -597,3 +597,57 @@ int dev_next_data(struct bch_devio *d, uint64_t offset, uint64_t *start, uint64_
 	*end = (uint64_t)e < d->size ? (uint64_t)e : d->size;
 	return *start < *end ? 0 : -ENXIO;
 }
+
+/* Read the size (and logical block size) of @d's file or block device again. */
+static int dev_stat(struct bch_devio *d)
+{
+	struct stat st;
+
+	if (fstat(d->fd, &st))
+		return -errno;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t bytes;
+		int bs;
+
+		d->is_blockdev = true;
+		if (ioctl(d->fd, BLKGETSIZE64, &bytes))
+			return -errno;
+		d->size = bytes;
+		if (ioctl(d->fd, BLKSSZGET, &bs) == 0 && bs > 0)
+			d->block_size = bs;
+		return 0;
+	}
+	if (!S_ISREG(st.st_mode))
+		return -ENOTBLK;
+	d->size = st.st_size;
+	return 0;
+}
+
+int dev_open_fd(int fd, const char *path, unsigned flags, struct bch_devio **ret)
+{
+	struct bch_devio *d = xcalloc(1, sizeof(*d));
+	int acc = fcntl(fd, F_GETFL), err;
+
+	*ret = NULL;
+	if (acc < 0 || ((flags & DEV_RW) && (acc & O_ACCMODE) != O_RDWR)) {
+		free(d);
+		return acc < 0 ? -errno : -EBADF;
+	}
+	d->fd = fd;
+	d->path = xstrdup(path);
+	d->rw = flags & DEV_RW;
+	d->block_size = 512;
+	err = dev_stat(d);
+	if (err) {
+		free(d->path);
+		free(d);
+		return err;
+	}
+	*ret = d;
+	return 0;
+}
+
+int dev_refresh_size(struct bch_devio *d)
+{
+	return dev_stat(d);
+}

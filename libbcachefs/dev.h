@@ -89,6 +89,14 @@ int dev_open(const char *path, unsigned flags, struct bch_devio **ret);
 void dev_close(struct bch_devio *d);
 /* Does this process hold block device @rdev open O_EXCL? */
 bool dev_claimed_here(dev_t rdev);
+/*
+ * A device already open as @fd (passed by another process: device add,
+ * online); @path names it in messages. Takes @fd over on success. DEV_RW:
+ * @fd must be open read-write (-EBADF).
+ */
+int dev_open_fd(int fd, const char *path, unsigned flags, struct bch_devio **ret);
+/* The device's size again (it grew: device resize). */
+int dev_refresh_size(struct bch_devio *d);
 /* Read exactly @len bytes at byte @offset; -EIO / -ERANGE when not possible. */
 int dev_pread(struct bch_devio *d, void *buf, size_t len, uint64_t offset);
 int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset);

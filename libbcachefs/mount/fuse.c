@@ -44,6 +44,7 @@
 #include "fsread.h"
 #include "inode.h"
 #include "io_read.h"
+#include "ioctl.h"
 #include "util.h"
 
 #define BCH_FUSE_DEFAULT_TIMEOUT	86400.0
@@ -1478,6 +1479,32 @@ LOCKED(bf_opendir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi), 
 LOCKED(bf_releasedir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi),
        (req, ino, fi))
 
+/*
+ * ioctl (issue 12): BCH_IOCTL_QUERY_UUID on any file or directory of the
+ * mount answers the filesystem's external uuid, which is how a command
+ * finds the filesystem behind a path (spec 50 §6.2) and then its control
+ * socket (mount/ctl.h). Everything else: ENOTTY. No engine state is
+ * touched (the uuid never changes), so no lock.
+ */
+static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct bch_fuse *bf = req_fs(req);
+	struct bch_ioctl_query_uuid u;
+
+	if ((unsigned)cmd != BCH_IOCTL_QUERY_UUID) {
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	if (out_bufsz < sizeof(u)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(u.uuid.b, bf->c->user_uuid, sizeof(u.uuid.b));
+	fuse_reply_ioctl(req, 0, &u, sizeof(u));
+}
+
 /* read-only: the write operations are left NULL (libfuse answers ENOSYS; a
  * read-only mount never gets them) */
 static const struct fuse_lowlevel_ops bch_fuse_ops_ro = {
@@ -1492,6 +1519,7 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_ro = {
 	.statfs		= bf_statfs_locked,
 	.getxattr	= bf_getxattr_locked,
 	.listxattr	= bf_listxattr_locked,
+	.ioctl		= bf_ioctl,
 };
 
 static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
@@ -1525,6 +1553,7 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
 	.create		= bf_create_locked,
 	.fallocate	= bf_fallocate_locked,
 	.lseek		= bf_lseek_locked,
+	.ioctl		= bf_ioctl,
 };
 
 struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts)

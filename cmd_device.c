@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs device add|remove|online|offline|evacuate|set-state|resize
+ * (spec 50 §7.2-7.8): each finds the filesystem (a mount, or the devices
+ * of an unmounted one, opened here) and sends the seed's ioctl through
+ * bch_ioctl(); the work is the engine's (libbcachefs/admin_dev.c).
+ *
+ * Differences from the 2018 tool, on purpose (spec 50 §13):
+ *   - device remove moves the data off first (an evacuate job), then
+ *     removes; -f allows losing what could not be moved;
+ *   - device evacuate sets the device read-only first;
+ *   - a member whose device is gone is named by index (--by-index IDX FS);
+ *   - unmounted filesystems work too (set-state, resize, add, remove,
+ *     evacuate): give every member device with --fs DEV:DEV... (or FS).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cmd_online.h"
+#include "cmds.h"
+#include "libbcachefs/format.h"
+#include "libbcachefs/ioctl.h"
+#include "libbcachefs/mkfs.h"
+#include "libbcachefs/super.h"
+#include "libbcachefs/util.h"
+
+#define FS_HELP \
+"The filesystem is found from DEVICE's superblock: its mount, or, when it is\n" \
+"not mounted, its devices are opened here (a filesystem of several devices:\n" \
+"give all of them with --fs DEV:DEV...).\n"
+
+enum { OPT_FS = 256, OPT_BY_INDEX, OPT_FORCE_METADATA, OPT_HELP, OPT_DURABILITY, OPT_BUCKET,
+       OPT_FS_SIZE, OPT_DISCARD };
+
+/* The member a command works on: from DEVICE, or --by-index IDX FS. */
+struct target {
+	struct bch_handle	*h;
+	unsigned		idx;
+	const char		*name;		/* for messages */
+};
+
+static void target_open(struct target *t, bool by_index, const char *dev, const char *fs,
+			const char *fs_devs, unsigned flags, const char *usage)
+{
+	if (by_index) {
+		uint64_t v;
+
+		if (parse_u64(dev, &v) || v >= 64)
+			cmd_usage_error(usage, "bad member index '%s' (0-63)", dev);
+		if (!fs)
+			cmd_usage_error(usage, "--by-index IDX needs the filesystem after it");
+		t->h = online_open(fs, flags);
+		t->idx = (unsigned)v;
+	} else {
+		t->h = online_open_dev(dev, fs_devs, flags, &t->idx);
+	}
+	t->name = dev;
+}
+
+static long do_ioctl(struct bch_handle *h, unsigned long nr, void *arg, const char *name)
+{
+	long ret = bch_ioctl(h, nr, arg);
+
+	if (ret < 0) {
+		online_ioctl_err(h, name, ret);
+		exit(EXIT_FAIL);
+	}
+	return ret;
+}
+
+static const struct bch_member *sb_member(const struct bch_sb *sb, unsigned idx)
+{
+	const struct bch_member *m = bch_sb_member(sb, idx);
+
+	if (!m || !bch_member_exists(m))
+		die("the filesystem has no member device %u", idx);
+	return m;
+}
+
+/* ---- device add ------------------------------------------------------------- */
+
+const char cmd_device_add_usage[] =
+"Usage: bcachefs device add [OPTION]... FILESYSTEM DEVICE\n"
+"Format DEVICE and add it to FILESYSTEM (its mountpoint, a path inside it, its\n"
+"UUID, or the devices DEV[:DEV...] of an unmounted filesystem). New data may\n"
+"go to it at once.\n"
+"\n"
+"Options:\n"
+"      --fs_size=SIZE       size of the device to use (default: all of it)\n"
+"      --bucket=SIZE        bucket size\n"
+"      --discard            issue discards\n"
+"  -t, --group=LABEL        disk group label of the device\n"
+"      --durability=N       0 (cache), 1 (default) or 2\n"
+"  -f, --force              format even if DEVICE holds a filesystem\n"
+"  -h, --help               display this help and exit\n";
+
+/* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
+static void confirm_overwrite(const char *path, const char *what)
+{
+	char *line = NULL;
+	size_t n = 0;
+
+	if (!isatty(STDIN_FILENO))
+		die("%s contains %s; refusing to add it (use --force to format it anyway)", path, what);
+	printf("%s contains %s\nProceed anyway? (y,n) ", path, what);
+	fflush(stdout);
+	if (getline(&line, &n, stdin) < 0)
+		die("error reading from standard input; nothing was written");
+	if (line[0] != 'y' && line[0] != 'Y') {
+		free(line);
+		die("not adding %s; nothing was written", path);
+	}
+	free(line);
+}
+
+int cmd_device_add(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "fs_size",	required_argument,	NULL, OPT_FS_SIZE },
+		{ "bucket",	required_argument,	NULL, OPT_BUCKET },
+		{ "discard",	no_argument,		NULL, OPT_DISCARD },
+		{ "group",	required_argument,	NULL, 't' },
+		{ "label",	required_argument,	NULL, 't' },
+		{ "durability",	required_argument,	NULL, OPT_DURABILITY },
+		{ "force",	no_argument,		NULL, 'f' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct printbuf err = PRINTBUF, what = PRINTBUF;
+	struct mkfs_opts opts;
+	struct mkfs_dev dev = { 0 };
+	struct bch_ioctl_disk arg = { 0 };
+	struct bch_handle *h;
+	struct bch_sb *fs_sb, *sb = NULL;
+	bool force = false;
+	int opt, ret;
+
+	mkfs_opts_init(&opts);
+	mkfs_dev_opts_init(&dev.opts);
+	while ((opt = getopt_long(argc, argv, "t:fh", longopts, NULL)) != -1)
+		switch (opt) {
+		case OPT_FS_SIZE:
+			if (mkfs_parse_fs_size("--fs_size", optarg, &dev.opts.fs_size, &err))
+				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
+			break;
+		case OPT_BUCKET:
+			if (mkfs_parse_bucket_size("--bucket", optarg, &dev.opts.bucket_size, &err))
+				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
+			break;
+		case OPT_DISCARD:
+			dev.opts.discard = true;
+			break;
+		case 't':
+			if (mkfs_check_group_path("--group", optarg, &err))
+				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
+			dev.opts.group = optarg;
+			break;
+		case OPT_DURABILITY:
+			if (mkfs_parse_durability("--durability", optarg, &dev.opts.durability, &err))
+				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'h':
+			cmd_help(cmd_device_add_usage);
+		default:
+			cmd_usage_error(cmd_device_add_usage, "device add: unknown option");
+		}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_add_usage, "Please supply a filesystem");
+	if (argc - optind < 2)
+		cmd_usage_error(cmd_device_add_usage, "Please supply a device");
+	if (argc - optind > 2)
+		cmd_usage_error(cmd_device_add_usage, "too many arguments");
+
+	h = online_open(argv[optind], BCH_OPEN_OFFLINE_RW);
+	fs_sb = online_read_super(h);
+
+	/* a one-device filesystem with the block and btree node sizes of ours */
+	dev.path = argv[optind + 1];
+	opts.block_size = le16_to_cpu(fs_sb->block_size);
+	opts.btree_node_size = (unsigned)BCH_SB_BTREE_NODE_SIZE(fs_sb);
+	opts.meta_replicas = opts.data_replicas = 1;
+	opts.meta_replicas_req = opts.data_replicas_req = 1;
+	if ((ret = mkfs_dev_open(&dev, &err)) ||
+	    (ret = mkfs_geometry(&opts, &dev, 1, &err)) ||
+	    (ret = mkfs_build_sb(&opts, &dev, 1, &sb, &err)) ||
+	    (ret = mkfs_check(sb, 1, &err)))
+		goto fail;
+	if (!force) {
+		if ((ret = mkfs_dev_probe(&dev, &what, &err)))
+			goto fail;
+		if (what.pos)
+			confirm_overwrite(dev.path, printbuf_str(&what));
+	}
+	if ((ret = mkfs_write(sb, &dev, 1, &err)))
+		goto fail;
+	mkfs_dev_close(&dev);
+
+	arg.dev = (uint64_t)(uintptr_t)dev.path;
+	do_ioctl(h, BCH_IOCTL_DISK_ADD, &arg, "BCH_IOCTL_DISK_ADD");
+	online_close(h);
+	free(fs_sb);
+	free(sb);
+	printbuf_exit(&what);
+	printbuf_exit(&err);
+	return EXIT_OK;
+fail:
+	mkfs_dev_close(&dev);
+	bch_handle_close(h, NULL);
+	if (ret == -EINVAL)
+		cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
+	die("%s", printbuf_str(&err));
+}
+
+/* ---- device remove ------------------------------------------------------------- */
+
+const char cmd_device_remove_usage[] =
+"Usage: bcachefs device remove [OPTION]... DEVICE\n"
+"   or: bcachefs device remove [OPTION]... --by-index IDX FILESYSTEM\n"
+"Move the data off a member device (as device evacuate does), then remove it\n"
+"from the filesystem: from the members and from every replicas entry.\n"
+"Refused when data would lose its last copy or a copy it should have.\n"
+"\n"
+FS_HELP
+"\n"
+"Options:\n"
+"  -f, --force              remove even if data is lost or left with fewer\n"
+"                           copies than wanted (what could not be moved)\n"
+"      --force-metadata     also if metadata is lost (refused: not supported)\n"
+"      --by-index           the device is the member index IDX of FILESYSTEM\n"
+"                           (for a member whose device is gone)\n"
+"      --no-evacuate        do not move data first: only drop the device's\n"
+"                           copies (spec 50 §7.3, the 2018 behaviour)\n"
+"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -h, --help               display this help and exit\n";
+
+/* Evacuate member @t->idx (read-only first, then a migrate job); the exit code. */
+static int evacuate(struct target *t, uint32_t force_flags, const char *what)
+{
+	struct bch_sb *sb = online_read_super(t->h);
+	const struct bch_member *m = sb_member(sb, t->idx);
+	struct bch_ioctl_data d = { .op = BCH_DATA_OP_MIGRATE, .start = POS_MIN, .end = POS_MAX };
+	long fd;
+
+	if (BCH_MEMBER_STATE(m) == BCH_MEMBER_STATE_RW) {
+		struct bch_ioctl_disk_set_state s = {
+			.flags = BCH_BY_INDEX | (force_flags & BCH_FORCE_IF_DEGRADED),
+			.new_state = BCH_MEMBER_STATE_RO, .dev = t->idx,
+		};
+
+		printf("Setting %s readonly\n", t->name);
+		do_ioctl(t->h, BCH_IOCTL_DISK_SET_STATE, &s, "BCH_IOCTL_DISK_SET_STATE");
+	}
+	free(sb);
+	d.migrate.dev = t->idx;
+	fd = do_ioctl(t->h, BCH_IOCTL_DATA, &d, "BCH_IOCTL_DATA");
+	return online_job_run(t->h, (int)fd, what);
+}
+
+static bool parse_target_opts(int opt, bool *by_index, const char **fs_devs)
+{
+	switch (opt) {
+	case OPT_BY_INDEX:
+		*by_index = true;
+		return true;
+	case OPT_FS:
+		*fs_devs = optarg;
+		return true;
+	default:
+		return false;
+	}
+}
+
+int cmd_device_remove(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "force",		no_argument,		NULL, 'f' },
+		{ "force-metadata",	no_argument,		NULL, OPT_FORCE_METADATA },
+		{ "by-index",		no_argument,		NULL, OPT_BY_INDEX },
+		{ "no-evacuate",	no_argument,		NULL, 'n' },
+		{ "fs",			required_argument,	NULL, OPT_FS },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct bch_ioctl_disk arg = { .flags = BCH_BY_INDEX };
+	struct target t;
+	const char *fs_devs = NULL;
+	bool by_index = false, no_evacuate = false;
+	int opt, code;
+
+	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		if (parse_target_opts(opt, &by_index, &fs_devs))
+			continue;
+		switch (opt) {
+		case 'f':
+			arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
+			break;
+		case OPT_FORCE_METADATA:
+			arg.flags |= BCH_FORCE_IF_METADATA_LOST;
+			break;
+		case 'n':
+			no_evacuate = true;
+			break;
+		case 'h':
+			cmd_help(cmd_device_remove_usage);
+		default:
+			cmd_usage_error(cmd_device_remove_usage, "device remove: unknown option");
+		}
+	}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_remove_usage, "Please supply a device");
+	if (argc - optind > (by_index ? 2 : 1))
+		cmd_usage_error(cmd_device_remove_usage, "too many arguments");
+	target_open(&t, by_index, argv[optind], argv[optind + 1], fs_devs, BCH_OPEN_OFFLINE_RW,
+		    cmd_device_remove_usage);
+	if (!no_evacuate) {
+		code = evacuate(&t, arg.flags, "evacuate");
+		if (code == 130)
+			exit(code);
+		if (code && !(arg.flags & BCH_FORCE_IF_DATA_LOST))
+			die("device %u not removed: its data could not all be moved (see above; -f removes it anyway)",
+			    t.idx);
+	}
+	arg.dev = t.idx;
+	do_ioctl(t.h, BCH_IOCTL_DISK_REMOVE, &arg, "BCH_IOCTL_DISK_REMOVE");
+	online_close(t.h);
+	return EXIT_OK;
+}
+
+/* ---- device online / offline ---------------------------------------------------- */
+
+const char cmd_device_online_usage[] =
+"Usage: bcachefs device online DEVICE\n"
+"Attach DEVICE, a member of a mounted filesystem that is offline, again.\n"
+"\n"
+"Options:\n"
+"  -h, --help               display this help and exit\n";
+
+int cmd_device_online(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL }
+	};
+	struct bch_ioctl_disk arg = { 0 };
+	struct bch_handle *h;
+	unsigned idx;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		switch (opt) {
+		case 'h':
+			cmd_help(cmd_device_online_usage);
+		default:
+			cmd_usage_error(cmd_device_online_usage, "device online: unknown option");
+		}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_online_usage, "Please supply a device");
+	if (argc - optind > 1)
+		cmd_usage_error(cmd_device_online_usage, "too many arguments");
+	h = online_open_dev(argv[optind], NULL, 0, &idx);
+	arg.dev = (uint64_t)(uintptr_t)argv[optind];
+	do_ioctl(h, BCH_IOCTL_DISK_ONLINE, &arg, "BCH_IOCTL_DISK_ONLINE");
+	online_close(h);
+	return EXIT_OK;
+}
+
+const char cmd_device_offline_usage[] =
+"Usage: bcachefs device offline [OPTION]... DEVICE\n"
+"   or: bcachefs device offline [OPTION]... --by-index IDX FILESYSTEM\n"
+"Detach a member device of a mounted filesystem without removing it (its\n"
+"state and data stay). Refused when data would be unavailable or degraded.\n"
+"\n"
+"Options:\n"
+"  -f, --force              even if data is left with fewer copies than wanted\n"
+"      --by-index           the device is the member index IDX of FILESYSTEM\n"
+"  -h, --help               display this help and exit\n";
+
+int cmd_device_offline(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "force",	no_argument,	NULL, 'f' },
+		{ "by-index",	no_argument,	NULL, OPT_BY_INDEX },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL }
+	};
+	struct bch_ioctl_disk arg = { .flags = BCH_BY_INDEX };
+	const char *fs_devs = NULL;
+	struct target t;
+	bool by_index = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		if (parse_target_opts(opt, &by_index, &fs_devs))
+			continue;
+		switch (opt) {
+		case 'f':
+			arg.flags |= BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'h':
+			cmd_help(cmd_device_offline_usage);
+		default:
+			cmd_usage_error(cmd_device_offline_usage, "device offline: unknown option");
+		}
+	}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_offline_usage, "Please supply a device");
+	if (argc - optind > (by_index ? 2 : 1))
+		cmd_usage_error(cmd_device_offline_usage, "too many arguments");
+	target_open(&t, by_index, argv[optind], argv[optind + 1], NULL, 0,
+		    cmd_device_offline_usage);
+	arg.dev = t.idx;
+	do_ioctl(t.h, BCH_IOCTL_DISK_OFFLINE, &arg, "BCH_IOCTL_DISK_OFFLINE");
+	if (t.h->msg.pos)	/* "already offline" */
+		printf("%s", printbuf_str(&t.h->msg));
+	online_close(t.h);
+	return EXIT_OK;
+}
+
+/* ---- device evacuate ---------------------------------------------------------- */
+
+const char cmd_device_evacuate_usage[] =
+"Usage: bcachefs device evacuate [OPTION]... DEVICE\n"
+"   or: bcachefs device evacuate [OPTION]... --by-index IDX FILESYSTEM\n"
+"Set a member device read-only and move all its data (extents, btree nodes,\n"
+"journal) to the other devices, showing the progress. Ctrl-C stops it after\n"
+"the extent it is on; running it again finishes the work.\n"
+"\n"
+FS_HELP
+"\n"
+"Options:\n"
+"  -f, --force              set it read-only even when that leaves fewer\n"
+"                           read-write devices than the replicas wanted\n"
+"      --by-index           the device is the member index IDX of FILESYSTEM\n"
+"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -h, --help               display this help and exit\n";
+
+int cmd_device_evacuate(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "force",	no_argument,		NULL, 'f' },
+		{ "by-index",	no_argument,		NULL, OPT_BY_INDEX },
+		{ "fs",		required_argument,	NULL, OPT_FS },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	const char *fs_devs = NULL;
+	struct target t;
+	uint32_t flags = 0;
+	bool by_index = false;
+	int opt, code;
+
+	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		if (parse_target_opts(opt, &by_index, &fs_devs))
+			continue;
+		switch (opt) {
+		case 'f':
+			flags |= BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'h':
+			cmd_help(cmd_device_evacuate_usage);
+		default:
+			cmd_usage_error(cmd_device_evacuate_usage, "device evacuate: unknown option");
+		}
+	}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_evacuate_usage, "Please supply a device");
+	if (argc - optind > (by_index ? 2 : 1))
+		cmd_usage_error(cmd_device_evacuate_usage, "too many arguments");
+	target_open(&t, by_index, argv[optind], argv[optind + 1], fs_devs, BCH_OPEN_OFFLINE_RW,
+		    cmd_device_evacuate_usage);
+	code = evacuate(&t, flags, "evacuate");
+	if (code == 130)
+		exit(code);
+	online_close(t.h);
+	return code;
+}
+
+/* ---- device set-state ------------------------------------------------------------ */
+
+const char cmd_device_set_state_usage[] =
+"Usage: bcachefs device set-state [OPTION]... DEVICE STATE\n"
+"   or: bcachefs device set-state [OPTION]... --by-index IDX FILESYSTEM STATE\n"
+"Set the state of a member device: rw (readwrite), ro (readonly), failed or\n"
+"spare. Refused when it would leave data with fewer copies than wanted\n"
+"(failed, spare) or too few read-write devices for the replicas (ro).\n"
+"\n"
+FS_HELP
+"\n"
+"Options:\n"
+"  -f, --force              even if data is left with fewer copies than wanted\n"
+"      --force-if-data-lost even if data is left with no copy at all\n"
+"      --by-index           the device is the member index IDX of FILESYSTEM\n"
+"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -h, --help               display this help and exit\n";
+
+static int parse_state(const char *s)
+{
+	static const char * const names[][2] = {
+		{ "readwrite", "rw" }, { "readonly", "ro" }, { "failed", "failed" }, { "spare", "spare" },
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(names); i++)
+		if (!strcmp(s, names[i][0]) || !strcmp(s, names[i][1]))
+			return (int)i;
+	return -1;
+}
+
+int cmd_device_set_state(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "force",		no_argument,		NULL, 'f' },
+		{ "force-if-data-lost",	no_argument,		NULL, 'L' },
+		{ "by-index",		no_argument,		NULL, OPT_BY_INDEX },
+		{ "fs",			required_argument,	NULL, OPT_FS },
+		{ "help",		no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct bch_ioctl_disk_set_state arg = { .flags = BCH_BY_INDEX };
+	const char *fs_devs = NULL, *dev, *fs = NULL, *state;
+	struct target t;
+	bool by_index = false;
+	int opt, s;
+
+	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		if (parse_target_opts(opt, &by_index, &fs_devs))
+			continue;
+		switch (opt) {
+		case 'f':
+			arg.flags |= BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'L':
+			arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'h':
+			cmd_help(cmd_device_set_state_usage);
+		default:
+			cmd_usage_error(cmd_device_set_state_usage, "device set-state: unknown option");
+		}
+	}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_set_state_usage, "Please supply a device");
+	if (argc - optind < (by_index ? 3 : 2))
+		cmd_usage_error(cmd_device_set_state_usage, "Please supply a device state");
+	if (argc - optind > (by_index ? 3 : 2))
+		cmd_usage_error(cmd_device_set_state_usage, "too many arguments");
+	dev = argv[optind];
+	if (by_index)
+		fs = argv[optind + 1];
+	state = argv[optind + (by_index ? 2 : 1)];
+	/* the later tools' order (STATE DEVICE) too */
+	if (!by_index && parse_state(state) < 0 && parse_state(dev) >= 0) {
+		const char *x = dev;
+
+		dev = state;
+		state = x;
+	}
+	s = parse_state(state);
+	if (s < 0)
+		cmd_usage_error(cmd_device_set_state_usage,
+				"Bad device state %s (rw, ro, failed, spare)", state);
+	target_open(&t, by_index, dev, fs, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_set_state_usage);
+	arg.new_state = (uint8_t)s;
+	arg.dev = t.idx;
+	do_ioctl(t.h, BCH_IOCTL_DISK_SET_STATE, &arg, "BCH_IOCTL_DISK_SET_STATE");
+	online_close(t.h);
+	return EXIT_OK;
+}
+
+/* ---- device resize ------------------------------------------------------------------ */
+
+const char cmd_device_resize_usage[] =
+"Usage: bcachefs device resize [OPTION]... DEVICE [SIZE]\n"
+"Grow a member device to SIZE (default: the size of DEVICE now). Shrinking\n"
+"is refused.\n"
+"\n"
+FS_HELP
+"\n"
+"Options:\n"
+"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -h, --help               display this help and exit\n";
+
+int cmd_device_resize(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "fs",		required_argument,	NULL, OPT_FS },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ NULL }
+	};
+	struct bch_ioctl_disk_resize arg = { .flags = BCH_BY_INDEX };
+	const char *fs_devs = NULL, *dev;
+	const struct bch_member *m;
+	struct bch_sb *sb;
+	struct target t;
+	uint64_t size;
+	bool by_index = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		if (opt == OPT_FS) {
+			fs_devs = optarg;
+			continue;
+		}
+		switch (opt) {
+		case 'h':
+			cmd_help(cmd_device_resize_usage);
+		default:
+			cmd_usage_error(cmd_device_resize_usage, "device resize: unknown option");
+		}
+	}
+	if (argc - optind < 1)
+		cmd_usage_error(cmd_device_resize_usage, "Please supply a device to resize");
+	if (argc - optind > 2)
+		cmd_usage_error(cmd_device_resize_usage, "Too many arguments");
+	dev = argv[optind];
+	if (argc - optind == 2) {
+		if (parse_size(argv[optind + 1], &size))
+			cmd_usage_error(cmd_device_resize_usage, "invalid size %s", argv[optind + 1]);
+	} else {
+		struct stat st;
+		int fd = open(dev, O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0 || fstat(fd, &st))
+			die("Error opening %s: %s", dev, strerror(errno));
+		if (S_ISBLK(st.st_mode)) {
+			if (ioctl(fd, BLKGETSIZE64, &size))
+				die("%s: cannot read its size: %s", dev, strerror(errno));
+		} else {
+			size = (uint64_t)st.st_size;
+		}
+		close(fd);
+	}
+	target_open(&t, by_index, dev, NULL, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_resize_usage);
+	printf("Doing %s resize of %s\n", t.h->type == BCH_HANDLE_LOCAL ? "offline" : "online", dev);
+	sb = online_read_super(t.h);
+	m = sb_member(sb, t.idx);
+	arg.dev = t.idx;
+	arg.nbuckets = (size >> 9) / le16_to_cpu(m->bucket_size);
+	printf("resizing %s to %" PRIu64 " buckets\n", dev, (uint64_t)arg.nbuckets);
+	do_ioctl(t.h, BCH_IOCTL_DISK_RESIZE, &arg, "BCH_IOCTL_DISK_RESIZE");
+	free(sb);
+	online_close(t.h);
+	return EXIT_OK;
+}

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bcachefs fs usage (spec 50 §7.1): space usage of a mounted filesystem
+ * through BCH_IOCTL_USAGE, as the 2018 tool printed it (bytes by default,
+ * -h human-readable), plus the bytes of each replicas entry; or one JSON
+ * object (--json). An unmounted filesystem is opened read-only from its
+ * devices (DEV[:DEV...]).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "cmd_online.h"
+#include "cmds.h"
+#include "libbcachefs/ctl_proto.h"
+#include "libbcachefs/format.h"
+#include "libbcachefs/ioctl.h"
+#include "libbcachefs/super.h"
+#include "libbcachefs/util.h"
+
+const char cmd_fs_usage_usage[] =
+"Usage: bcachefs fs usage [OPTION]... [FILESYSTEM]...\n"
+"Show the space usage of a filesystem: capacity, used space per data type and\n"
+"number of replicas, the space of each replicas entry, and per device the\n"
+"buckets and sectors of each data type.\n"
+"\n"
+"FILESYSTEM is the mountpoint or any path inside the mount, the filesystem's\n"
+"UUID, or the member devices of an unmounted filesystem (DEV[:DEV...]);\n"
+"default: the current directory.\n"
+"\n"
+"Options:\n"
+"  -h, --human-readable  sizes with units (K, M, G...) instead of bytes\n"
+"      --json            one JSON object per filesystem (sizes in bytes)\n"
+"      --help            display this help and exit\n";
+
+enum { OPT_JSON = 256, OPT_HELP };
+
+struct dev_row {
+	unsigned			idx;
+	char				label[256];
+	char				name[4096];
+	const struct bch_ioctl_dev_usage *u;
+};
+
+static bool human;
+
+static void pr_size(struct printbuf *out, uint64_t sectors)
+{
+	if (human)
+		pr_human_sectors(out, (int64_t)sectors);
+	else
+		pr_u64(out, sectors << 9);
+}
+
+/* "%12s" of a size */
+static void col(struct printbuf *out, uint64_t sectors, unsigned width)
+{
+	struct printbuf s = PRINTBUF;
+
+	pr_size(&s, sectors);
+	pr_buf(out, "%*s", width, printbuf_str(&s));
+	printbuf_exit(&s);
+}
+
+/* /dev/NAME of block device @dev (huge encoding) from /proc/partitions. */
+static bool partition_name(uint32_t dev, char *out, size_t size)
+{
+	unsigned maj = (dev >> 8) & 0xfff, min = (dev & 0xff) | ((dev >> 12) & 0xfff00);
+	char line[256], name[200];
+	unsigned a, b;
+	unsigned long long blocks;
+	bool found = false;
+	FILE *f = fopen("/proc/partitions", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%u %u %llu %199s", &a, &b, &blocks, name) == 4 &&
+		    a == maj && b == min) {
+			snprintf(out, size, "/dev/%s", name);
+			found = true;
+		}
+	fclose(f);
+	return found;
+}
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	const struct dev_row *a = pa, *b = pb;
+	int c = strcmp(a->label, b->label);
+
+	return c ?: (a->idx > b->idx) - (a->idx < b->idx);
+}
+
+/* The device names the mount gives (BCH_CTL_DEV_NAMES: "IDX PATH" lines). */
+static void dev_names(struct bch_handle *h, struct dev_row *rows, unsigned nr)
+{
+	const char *p;
+
+	if (bch_ioctl(h, BCH_CTL_DEV_NAMES, NULL) < 0)
+		return;
+	for (p = printbuf_str(&h->msg); *p;) {
+		const char *nl = strchr(p, '\n'), *sp = strchr(p, ' ');
+		unsigned long idx = strtoul(p, NULL, 10);
+
+		if (!nl || !sp || sp > nl)
+			break;
+		for (unsigned i = 0; i < nr; i++)
+			if (rows[i].idx == idx)
+				snprintf(rows[i].name, sizeof(rows[i].name), "%.*s",
+					 (int)(nl - sp - 1), sp + 1);
+		p = nl + 1;
+	}
+}
+
+struct rep_entry {
+	unsigned	data_type;
+	uint64_t	devs;
+	uint64_t	sectors;
+	bool		counted;	/* journal entries have no count */
+	bool		unmarked;	/* not in the superblock */
+};
+
+/* Bytes per replicas entry (BCH_CTL_REPLICAS_USAGE), or the superblock's entries. */
+static size_t replicas_entries(struct bch_handle *h, const struct bch_sb *sb,
+			       struct rep_entry **ret)
+{
+	struct rep_entry *e = NULL;
+	size_t nr = 0;
+
+	if (bch_ioctl(h, BCH_CTL_REPLICAS_USAGE, NULL) >= 0) {
+		const char *p = printbuf_str(&h->msg);
+
+		while (*p) {
+			struct rep_entry r = { 0 };
+			char tail[16] = "";
+			const char *nl = strchr(p, '\n');
+
+			if (!nl || sscanf(p, "%u %" SCNx64 " %" SCNu64 " %15s", &r.data_type, &r.devs,
+					  &r.sectors, tail) < 3)
+				break;
+			r.counted = strcmp(tail, "-") != 0;
+			r.unmarked = !strcmp(tail, "unmarked");
+			e = xrealloc(e, (nr + 1) * sizeof(*e));
+			e[nr++] = r;
+			p = nl + 1;
+		}
+	} else {
+		struct bch_replicas_iter it;
+		const struct bch_replicas_entry *re;
+
+		bch_sb_replicas_iter_init(&it, sb);
+		while ((re = bch_sb_replicas_next(&it))) {
+			struct rep_entry r = { .data_type = re->data_type };
+
+			for (unsigned i = 0; i < re->nr; i++)
+				r.devs |= re->devs[i] < 64 ? 1ULL << re->devs[i] : 0;
+			e = xrealloc(e, (nr + 1) * sizeof(*e));
+			e[nr++] = r;
+		}
+	}
+	*ret = e;
+	return nr;
+}
+
+static void pr_devs(struct printbuf *out, uint64_t devs)
+{
+	bool first = true;
+
+	pr_char(out, '[');
+	for (unsigned d = 0; d < 64; d++)
+		if (devs & (1ULL << d)) {
+			pr_buf(out, "%s%u", first ? "" : " ", d);
+			first = false;
+		}
+	pr_char(out, ']');
+}
+
+static const char *type_name(unsigned t)
+{
+	return bch_data_type_name(t) ?: "unknown";
+}
+
+static void print_text(struct printbuf *out, const struct bch_sb *sb,
+		       const struct bch_ioctl_usage *u, struct dev_row *rows, unsigned nr_rows,
+		       struct rep_entry *re, size_t nr_re)
+{
+	static const unsigned fs_types[] = { BCH_DATA_BTREE, BCH_DATA_USER, BCH_DATA_CACHED };
+	static const unsigned dev_types[] = {
+		BCH_DATA_SB, BCH_DATA_JOURNAL, BCH_DATA_BTREE, BCH_DATA_USER, BCH_DATA_CACHED,
+	};
+	unsigned i, r;
+
+	pr_str(out, "Filesystem ");
+	pr_uuid(out, sb->user_uuid.b);
+	pr_str(out, ":\n");
+	pr_buf(out, "%-20s", "Size:");
+	col(out, u->fs.capacity, 12);
+	pr_buf(out, "\n%-20s", "Used:");
+	col(out, u->fs.used, 12);
+	pr_buf(out, "\n%-20s%12s%12s%12s%12s\n", "By replicas:", "1x", "2x", "3x", "4x");
+	for (i = 0; i < ARRAY_SIZE(fs_types); i++) {
+		struct printbuf name = PRINTBUF;
+
+		pr_buf(&name, "  %s:", type_name(fs_types[i]));
+		pr_buf(out, "%-20s", printbuf_str(&name));
+		printbuf_exit(&name);
+		for (r = 0; r < BCH_REPLICAS_MAX; r++)
+			col(out, u->fs.sectors[fs_types[i]][r], 12);
+		pr_char(out, '\n');
+	}
+	pr_buf(out, "%-20s", "  reserved:");
+	for (r = 0; r < BCH_REPLICAS_MAX; r++)
+		col(out, u->fs.persistent_reserved[r], 12);
+	pr_buf(out, "\n%-20s", "  online reserved:");
+	col(out, u->fs.online_reserved, 12);
+	pr_char(out, '\n');
+
+	if (nr_re) {
+		pr_str(out, "\nBy replicas entry:\n");
+		for (size_t j = 0; j < nr_re; j++) {
+			struct printbuf d = PRINTBUF;
+
+			pr_devs(&d, re[j].devs);
+			pr_buf(out, "  %-10s%-18s", type_name(re[j].data_type), printbuf_str(&d));
+			if (re[j].counted)
+				col(out, re[j].sectors, 12);
+			else
+				pr_buf(out, "%12s", "-");
+			if (re[j].unmarked)
+				pr_str(out, "  (not in the superblock)");
+			pr_char(out, '\n');
+			printbuf_exit(&d);
+		}
+	}
+
+	for (i = 0; i < nr_rows; i++) {
+		const struct bch_ioctl_dev_usage *d = rows[i].u;
+		uint64_t avail = d->nr_buckets, frag;
+		struct printbuf head = PRINTBUF;
+
+		for (unsigned t = BCH_DATA_SB; t <= BCH_DATA_USER; t++)
+			avail = avail > d->buckets[t] ? avail - d->buckets[t] : 0;
+		pr_buf(&head, "%s (device %u):", rows[i].label, rows[i].idx);
+		pr_buf(out, "\n%-20s%24s%12s\n", printbuf_str(&head), rows[i].name,
+		       bch_member_state_name(d->state));
+		printbuf_exit(&head);
+		pr_buf(out, "%-20s%12s%12s%12s\n", "", "data", "buckets", "fragmented");
+		for (unsigned t = 0; t < ARRAY_SIZE(dev_types); t++) {
+			unsigned ty = dev_types[t];
+			struct printbuf name = PRINTBUF;
+
+			frag = d->buckets[ty] * d->bucket_size > d->sectors[ty]
+				? d->buckets[ty] * d->bucket_size - d->sectors[ty] : 0;
+			pr_buf(&name, "  %s:", type_name(ty));
+			pr_buf(out, "%-20s", printbuf_str(&name));
+			col(out, d->sectors[ty], 12);
+			pr_buf(out, "%12" PRIu64, d->buckets[ty]);
+			col(out, frag, 12);
+			pr_char(out, '\n');
+			printbuf_exit(&name);
+		}
+		pr_buf(out, "%-20s", "  available:");
+		col(out, avail * d->bucket_size, 12);
+		pr_buf(out, "%12" PRIu64 "\n%-20s", avail, "  capacity:");
+		col(out, d->nr_buckets * d->bucket_size, 12);
+		pr_buf(out, "%12" PRIu64 "\n", d->nr_buckets);
+	}
+}
+
+static void print_json(struct printbuf *out, const struct bch_sb *sb,
+		       const struct bch_ioctl_usage *u, struct dev_row *rows, unsigned nr_rows,
+		       struct rep_entry *re, size_t nr_re)
+{
+	struct json j;
+	unsigned i, r, t;
+
+	json_init(&j, out, true);
+	json_obj_begin(&j, NULL);
+	json_uuid(&j, "uuid", sb->user_uuid.b);
+	json_u64(&j, "capacity", u->fs.capacity << 9);
+	json_u64(&j, "used", u->fs.used << 9);
+	json_u64(&j, "online_reserved", u->fs.online_reserved << 9);
+	json_arr_begin(&j, "by_replicas");
+	for (t = 0; t < BCH_DATA_NR; t++)
+		for (r = 0; r < BCH_REPLICAS_MAX; r++)
+			if (u->fs.sectors[t][r]) {
+				json_obj_begin(&j, NULL);
+				json_str(&j, "data_type", type_name(t));
+				json_u64(&j, "nr_replicas", r + 1);
+				json_u64(&j, "bytes", u->fs.sectors[t][r] << 9);
+				json_obj_end(&j);
+			}
+	json_arr_end(&j);
+	json_arr_begin(&j, "persistent_reserved");
+	for (r = 0; r < BCH_REPLICAS_MAX; r++)
+		json_u64(&j, NULL, u->fs.persistent_reserved[r] << 9);
+	json_arr_end(&j);
+	json_arr_begin(&j, "replicas");
+	for (size_t k = 0; k < nr_re; k++) {
+		json_obj_begin(&j, NULL);
+		json_str(&j, "data_type", type_name(re[k].data_type));
+		json_arr_begin(&j, "devices");
+		for (unsigned d = 0; d < 64; d++)
+			if (re[k].devs & (1ULL << d))
+				json_u64(&j, NULL, d);
+		json_arr_end(&j);
+		if (re[k].counted)
+			json_u64(&j, "bytes", re[k].sectors << 9);
+		json_bool(&j, "in_superblock", !re[k].unmarked);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_arr_begin(&j, "devices");
+	for (i = 0; i < nr_rows; i++) {
+		const struct bch_ioctl_dev_usage *d = rows[i].u;
+		uint64_t avail = d->nr_buckets;
+
+		for (t = BCH_DATA_SB; t <= BCH_DATA_USER; t++)
+			avail = avail > d->buckets[t] ? avail - d->buckets[t] : 0;
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "index", rows[i].idx);
+		json_str(&j, "label", rows[i].label);
+		json_str(&j, "device", rows[i].name);
+		json_str(&j, "state", bch_member_state_name(d->state));
+		json_u64(&j, "bucket_size", (uint64_t)d->bucket_size << 9);
+		json_u64(&j, "nr_buckets", d->nr_buckets);
+		json_u64(&j, "capacity", d->nr_buckets * d->bucket_size << 9);
+		json_u64(&j, "available_buckets", avail);
+		json_u64(&j, "available", avail * d->bucket_size << 9);
+		json_obj_begin(&j, "data");
+		for (t = BCH_DATA_SB; t < BCH_DATA_NR; t++) {
+			json_obj_begin(&j, type_name(t));
+			json_u64(&j, "bytes", d->sectors[t] << 9);
+			json_u64(&j, "buckets", d->buckets[t]);
+			json_u64(&j, "fragmented", (d->buckets[t] * d->bucket_size > d->sectors[t]
+				 ? d->buckets[t] * d->bucket_size - d->sectors[t] : 0) << 9);
+			json_obj_end(&j);
+		}
+		json_obj_end(&j);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	pr_char(out, '\n');
+}
+
+/*
+ * The superblock, for labels, the uuid and the replicas entries. Reading
+ * it needs CAP_SYS_ADMIN (as in the kernel): for anyone else a bare one
+ * with the uuid (QUERY_UUID is open) and no members: every label is
+ * "none", and the slots grow until USAGE fits.
+ */
+static struct bch_sb *usage_sb(struct bch_handle *h)
+{
+	size_t size = 4096;
+	struct bch_ioctl_query_uuid q;
+
+	for (;;) {
+		void *buf = xcalloc(1, size);
+		struct bch_ioctl_read_super rs = { .size = size, .sb = (uint64_t)(uintptr_t)buf };
+		long ret = bch_ioctl(h, BCH_IOCTL_READ_SUPER, &rs);
+		struct bch_sb *sb;
+
+		if (!ret && bch_sb_bytes(buf) <= size)
+			return buf;
+		free(buf);
+		if (!ret) {
+			fprintf(stderr, "bcachefs: the superblock read back is malformed\n");
+			exit(EXIT_FAIL);
+		}
+		if (ret == -ERANGE && size < (64U << 20)) {
+			size *= 2;
+			continue;
+		}
+		if (ret != -EPERM) {
+			online_ioctl_err(h, "BCH_IOCTL_READ_SUPER", ret);
+			exit(EXIT_FAIL);
+		}
+		ret = bch_ioctl(h, BCH_IOCTL_QUERY_UUID, &q);
+		if (ret) {
+			online_ioctl_err(h, "BCH_IOCTL_QUERY_UUID", ret);
+			exit(EXIT_FAIL);
+		}
+		sb = xcalloc(1, sizeof(*sb));
+		memcpy(sb->user_uuid.b, q.uuid.b, 16);
+		sb->nr_devices = 4;
+		return sb;
+	}
+}
+
+static void fs_usage(const char *arg, bool json)
+{
+	struct bch_handle *h = online_open(arg, BCH_OPEN_OFFLINE_RO);
+	struct bch_sb *sb = usage_sb(h);
+	unsigned slots = max_t(unsigned, sb->nr_devices, 1), nr_rows = 0, i;
+	struct bch_ioctl_usage *u;
+	struct dev_row *rows;
+	struct rep_entry *re;
+	size_t nr_re;
+	struct printbuf out = PRINTBUF;
+	long ret;
+
+	for (;;) {
+		u = xcalloc(1, sizeof(*u) + slots * sizeof(u->devs[0]));
+		u->nr_devices = (uint16_t)slots;
+		ret = bch_ioctl(h, BCH_IOCTL_USAGE, u);
+		if (!ret)
+			break;
+		free(u);
+		/* the kernel says ERANGE (spec 50 §7.1 bug), the 2018 tool expected ENOSPC */
+		if ((ret != -ERANGE && ret != -ENOSPC) || slots >= BCH_CTL_USAGE_DEVS_MAX) {
+			online_ioctl_err(h, "BCH_IOCTL_USAGE", ret);
+			exit(EXIT_FAIL);
+		}
+		slots *= 2;
+	}
+	rows = xcalloc(slots, sizeof(*rows));
+	for (i = 0; i < slots; i++) {
+		struct dev_row *row = &rows[nr_rows];
+		const struct bch_member *m = bch_sb_member(sb, i);
+		unsigned g = m ? (unsigned)BCH_MEMBER_GROUP(m) : 0;
+
+		if (!u->devs[i].alive)
+			continue;
+		row->idx = i;
+		row->u = &u->devs[i];
+		if (g) {
+			struct printbuf l = PRINTBUF;
+
+			bch_sb_disk_group_path(&l, sb, g - 1);
+			snprintf(row->label, sizeof(row->label), "%s", printbuf_str(&l));
+			printbuf_exit(&l);
+		} else {
+			strcpy(row->label, "none");
+		}
+		if (!u->devs[i].dev || !partition_name(u->devs[i].dev, row->name, sizeof(row->name)))
+			strcpy(row->name, u->devs[i].dev ? "(device not found)" : "(offline)");
+		nr_rows++;
+	}
+	dev_names(h, rows, nr_rows);
+	qsort(rows, nr_rows, sizeof(*rows), row_cmp);
+	nr_re = replicas_entries(h, sb, &re);
+
+	if (json)
+		print_json(&out, sb, u, rows, nr_rows, re, nr_re);
+	else
+		print_text(&out, sb, u, rows, nr_rows, re, nr_re);
+	fputs(printbuf_str(&out), stdout);
+	printbuf_exit(&out);
+	free(re);
+	free(rows);
+	free(u);
+	free(sb);
+	online_close(h);
+}
+
+int cmd_fs_usage(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "human-readable",	no_argument,	NULL, 'h' },
+		{ "json",		no_argument,	NULL, OPT_JSON },
+		{ "help",		no_argument,	NULL, OPT_HELP },
+		{ NULL }
+	};
+	bool json = false;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		switch (opt) {
+		case 'h':
+			human = true;
+			break;
+		case OPT_JSON:
+			json = true;
+			break;
+		case OPT_HELP:
+			cmd_help(cmd_fs_usage_usage);
+		default:
+			cmd_usage_error(cmd_fs_usage_usage, "fs usage: unknown option");
+		}
+	if (optind == argc)
+		fs_usage(".", json);
+	for (int i = optind; i < argc; i++)
+		fs_usage(argv[i], json);
+	return EXIT_OK;
+}
