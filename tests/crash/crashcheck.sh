@@ -77,7 +77,7 @@ one() {
 	export CRASH_STEP1=$r0
 	if [ $r0 = 124 ] || [ $r0 -ge 16 ]; then
 		bad "fsck -n of the state: exit $r0 (crash, hang or usage error)" n0.err
-	elif [ $r0 = 8 ] && [ "$CC_NOFS" = 1 ] && grep -q 'no valid superblock' "$o/n0.err"; then
+	elif [ $r0 = 8 ] && [ "$CC_NOFS" = 1 ] && grep -qE 'no valid superblock|not a bcachefs filesystem' "$o/n0.err"; then
 		result=nofs
 	elif [ $r0 = 4 ] && [ "$CC_UNINIT" = 1 ] && uninit_only "$probs"; then
 		t "$BCACHEFS" fsck -y $CRASH_IMAGES > "$o/y.out" 2>&1; r=$?

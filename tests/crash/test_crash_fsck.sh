@@ -10,7 +10,8 @@
 # journal, a node with a bad checksum, a missing alloc key, an interior
 # node with a bad checksum) and the fixture of the convergence test
 # (tests/fsck/converge-orig.img.zst) damaged by build/tests/damage with
-# seed 11 (32 bytes of an extents leaf: a repair of ~340 writes). The
+# seed 8 (32 bytes of a dirents node: a repair of ~76 writes; since the
+# node scan recovers lost leaves, seed 11 of an extents leaf takes 19). The
 # repair of 310-replicas-entry-missing (a new replicas entry: the
 # superblock changes beyond its first sector) gets every outcome of its
 # small epochs (--exhaustive 18: each superblock and journal write
@@ -71,10 +72,10 @@ cat "$c.cc"
 [ -z "${TEST_QUICK:-}" ] || exit 0	# the big repair: not under ASan
 
 zstd -qdf --sparse "$corpus/converge-orig.img.zst" -o big.base || fail "cannot decompress converge-orig"
-"$DAMAGE" big.base 11 32 > damage.out 2>&1 || { cat damage.out; fail "damage"; }
+"$DAMAGE" big.base 8 32 > damage.out 2>&1 || { cat damage.out; fail "damage"; }
 grep RANGE damage.out
 record big big.base
-"$REPLAY" info big.wlog | grep -q ' writes [1-9][0-9][0-9]' || fail "the big repair has fewer than 100 writes"
+"$REPLAY" info big.wlog | grep -qE ' writes ([5-9][0-9]|[1-9][0-9][0-9]+)' || fail "the big repair has fewer than 50 writes"
 $CC --mode repair --prefix $np --reorder $nr --seed $seed --keep "$WORK/fail-big" big.wlog big.base > big.cc 2>&1 ||
 	nfail=$((nfail + 1))
 cat big.cc

@@ -17,7 +17,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${FUZZDIR:=$top/build-fuzz/tests/fuzz}"
 mode=${1:-smoke}
 [ $# -gt 0 ] && shift
-targets=${*:-"super node journal extent strhash image"}
+targets=${*:-"super node journal extent strhash image ctl"}
 dict=$top/tests/fuzz/bcachefs.dict
 work=$top/build-fuzz
 # libFuzzer's own limits: a hang is an input that takes FUZZ_HANG seconds

@@ -12,7 +12,7 @@ esac
 src=$TESTDIR
 [ -x "$bins/replay_super" ] || { echo "replay binaries not built (make unit)"; exit 77; }
 fail=0
-for t in super node journal extent strhash image; do
+for t in super node journal extent strhash image ctl; do
 	set --
 	for d in "$src/corpus/$t" "$src/regress/$t"; do
 		[ -d "$d" ] && for f in "$d"/*; do [ -f "$f" ] && set -- "$@" "$f"; done
