@@ -22,6 +22,8 @@
 #include "libbcachefs/dump.h"
 #include "libbcachefs/errcode.h"
 #include "libbcachefs/fs.h"
+#include "libbcachefs/ctl_proto.h"
+#include "libbcachefs/handle.h"
 #include "libbcachefs/mounted.h"
 #include "libbcachefs/util.h"
 
@@ -72,6 +74,32 @@ static void remove_outputs(struct out_file *o, unsigned nr)
 	}
 }
 
+/*
+ * @dev is mounted: ask its mount (our control socket) to write and flush
+ * its journal, so that what is on disk is a consistent point holding every
+ * commit made so far. Without a mount that answers, say what the images
+ * may miss.
+ */
+static void flush_mounted(const char *dev)
+{
+	struct printbuf err = PRINTBUF;
+	struct bch_handle *h = NULL;
+	unsigned idx;
+	long ret = bch_handle_open_dev(dev, NULL, 0, &h, &idx, &err);
+	const char *why;
+
+	if (!ret)
+		ret = bch_ioctl(h, BCH_CTL_JOURNAL_FLUSH, NULL);
+	if (ret < 0) {
+		why = h && h->msg.pos ? printbuf_str(&h->msg) : printbuf_str(&err);
+		fprintf(stderr, "bcachefs dump: warning: %s is mounted and its journal could not "
+			"be flushed (%s): dumping what is on disk now (the running filesystem may "
+			"be ahead of it)\n", dev, *why ? why : strerror((int)-ret));
+	}
+	bch_handle_close(h, &err);
+	printbuf_exit(&err);
+}
+
 int cmd_dump(int argc, char *argv[])
 {
 	struct bch_fs_opts fo = { .read_only = true, .degraded = true, .no_journal = true };
@@ -111,9 +139,10 @@ int cmd_dump(int argc, char *argv[])
 	fo.ask_passphrase = !fo.passphrase_file;
 
 	for (int i = optind; i < argc; i++)
-		if (dev_mounted_check(argv[i]) == 1)
-			fprintf(stderr, "bcachefs dump: warning: %s is mounted: dumping what is on "
-				"disk now (the journal may be ahead of it)\n", argv[i]);
+		if (dev_mounted_check(argv[i]) == 1) {
+			flush_mounted(argv[i]);
+			break;
+		}
 
 	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &fo, &c, &err);
 	if (ret) {

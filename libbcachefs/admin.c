@@ -581,6 +581,9 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 	case BCH_CTL_REPLICAS_USAGE:
 		ret = bch_fs_usage_replicas(c, &out->msg);
 		break;
+	case BCH_CTL_JOURNAL_FLUSH:
+		ret = bch_journal_flush(c, &out->msg);	/* nothing to do read-only */
+		break;
 	default:
 		ret = bch_admin_dev_ioctl(a, call, out);
 		break;

@@ -53,6 +53,12 @@ struct printbuf;
 #define BCH_CTL_DEV_NAMES	_IO(0xbd, 1)
 /* Sectors per replicas entry: lines of bch_fs_usage_replicas() (admin.h). */
 #define BCH_CTL_REPLICAS_USAGE	_IO(0xbd, 2)
+/*
+ * Write the open journal entry and flush it (as fsync does): what is on
+ * the devices is then a consistent point that holds every commit made
+ * before (dump of a mounted filesystem). Root only.
+ */
+#define BCH_CTL_JOURNAL_FLUSH	_IO(0xbd, 3)
 
 struct bch_ctl_req_hdr {
 	uint32_t	magic;

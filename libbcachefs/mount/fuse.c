@@ -1374,6 +1374,24 @@ static void bf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
  * old (30 §3.7), so that at most the last second of work that nobody
  * fsync'd is lost in a crash.
  */
+/*
+ * How old the open journal entry may get (spec 30: write_delay, 1000 ms).
+ * BCH_TEST_JOURNAL_DELAY_MS (tests only) sets it, so that a test can tell
+ * what an explicit flush wrote from what the timer would have.
+ */
+static uint64_t journal_delay_ns(void)
+{
+	static uint64_t v;
+
+	if (!v) {
+		const char *e = getenv("BCH_TEST_JOURNAL_DELAY_MS");
+		unsigned long ms = e && *e ? strtoul(e, NULL, 10) : 0;
+
+		v = ms ? ms * 1000ULL * 1000 : BCH_JOURNAL_WRITE_DELAY_NS;
+	}
+	return v;
+}
+
 static void *timer_fn(void *arg)
 {
 	struct bch_fuse *bf = arg;
@@ -1398,7 +1416,7 @@ static void *timer_fn(void *arg)
 			break;
 		pthread_mutex_unlock(&bf->timer_lock);
 		bch_fs_lock(bf->c);
-		ret = bch_journal_flush_old(bf->c, BCH_JOURNAL_WRITE_DELAY_NS, &err);
+		ret = bch_journal_flush_old(bf->c, journal_delay_ns(), &err);
 		bch_fs_unlock(bf->c);
 		if (ret)
 			bf_log(bf, &err, "writing the journal failed: %s; the filesystem is read-only now",
