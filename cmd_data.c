@@ -52,6 +52,27 @@ static void one_fs_arg(int argc, char *argv[], const char *usage)
 		cmd_usage_error(usage, "too many arguments");
 }
 
+/* A job on FILESYSTEM with no option but --help. */
+static int plain_job(int argc, char *argv[], const char *usage, const char *what,
+		     unsigned op)
+{
+	static const struct option longopts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ NULL }
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+		switch (opt) {
+		case 'h':
+			cmd_help(usage);
+		default:
+			cmd_bad_option(usage, opt, argv);
+		}
+	one_fs_arg(argc, argv, usage);
+	return run_job(argv[optind], op, 0, what);
+}
+
 const char cmd_data_rereplicate_usage[] =
 "Usage: bcachefs data rereplicate [OPTION]... FILESYSTEM\n"
 "Write more copies of data and metadata that have fewer than the replicas\n"
@@ -65,21 +86,8 @@ FS_ARG
 
 int cmd_data_rereplicate(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL }
-	};
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'h':
-			cmd_help(cmd_data_rereplicate_usage);
-		default:
-			cmd_usage_error(cmd_data_rereplicate_usage, "data rereplicate: unknown option");
-		}
-	one_fs_arg(argc, argv, cmd_data_rereplicate_usage);
-	return run_job(argv[optind], BCH_DATA_OP_REREPLICATE, 0, "rereplicate");
+	return plain_job(argc, argv, cmd_data_rereplicate_usage, "rereplicate",
+			 BCH_DATA_OP_REREPLICATE);
 }
 
 const char cmd_data_migrate_usage[] =
@@ -105,7 +113,7 @@ int cmd_data_migrate(int argc, char *argv[])
 	unsigned nr = 0;
 	int opt, code = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, "d:h", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":d:h", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'd':
 			if (nr == ARRAY_SIZE(devs))
@@ -115,7 +123,7 @@ int cmd_data_migrate(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_data_migrate_usage);
 		default:
-			cmd_usage_error(cmd_data_migrate_usage, "data migrate: unknown option");
+			cmd_bad_option(cmd_data_migrate_usage, opt, argv);
 		}
 	one_fs_arg(argc, argv, cmd_data_migrate_usage);
 	if (!nr)
@@ -160,19 +168,5 @@ FS_ARG
 
 int cmd_data_scrub(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL }
-	};
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'h':
-			cmd_help(cmd_data_scrub_usage);
-		default:
-			cmd_usage_error(cmd_data_scrub_usage, "data scrub: unknown option");
-		}
-	one_fs_arg(argc, argv, cmd_data_scrub_usage);
-	return run_job(argv[optind], BCH_DATA_OP_SCRUB, 0, "scrub");
+	return plain_job(argc, argv, cmd_data_scrub_usage, "scrub", BCH_DATA_OP_SCRUB);
 }

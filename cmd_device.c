@@ -66,6 +66,17 @@ static void target_open(struct target *t, bool by_index, const char *dev, const 
 	t->name = dev;
 }
 
+/* The one DEVICE (or IDX FILESYSTEM with --by-index) argument, opened. */
+static void target_args(struct target *t, int argc, char *argv[], bool by_index,
+			const char *fs_devs, unsigned flags, const char *usage)
+{
+	if (argc - optind < 1)
+		cmd_usage_error(usage, "Please supply a device");
+	if (argc - optind > (by_index ? 2 : 1))
+		cmd_usage_error(usage, "too many arguments");
+	target_open(t, by_index, argv[optind], argv[optind + 1], fs_devs, flags, usage);
+}
+
 static long do_ioctl(struct bch_handle *h, unsigned long nr, void *arg, const char *name)
 {
 	long ret = bch_ioctl(h, nr, arg);
@@ -146,7 +157,7 @@ int cmd_device_add(int argc, char *argv[])
 
 	mkfs_opts_init(&opts);
 	mkfs_dev_opts_init(&dev.opts);
-	while ((opt = getopt_long(argc, argv, "t:fh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":t:fh", longopts, NULL)) != -1)
 		switch (opt) {
 		case OPT_FS_SIZE:
 			if (mkfs_parse_fs_size("--fs_size", optarg, &dev.opts.fs_size, &err))
@@ -174,7 +185,7 @@ int cmd_device_add(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_device_add_usage);
 		default:
-			cmd_usage_error(cmd_device_add_usage, "device add: unknown option");
+			cmd_bad_option(cmd_device_add_usage, opt, argv);
 		}
 	if (argc - optind < 1)
 		cmd_usage_error(cmd_device_add_usage, "Please supply a filesystem");
@@ -299,7 +310,7 @@ int cmd_device_remove(int argc, char *argv[])
 	bool by_index = false, no_evacuate = false;
 	int opt, code;
 
-	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
@@ -315,15 +326,10 @@ int cmd_device_remove(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_device_remove_usage);
 		default:
-			cmd_usage_error(cmd_device_remove_usage, "device remove: unknown option");
+			cmd_bad_option(cmd_device_remove_usage, opt, argv);
 		}
 	}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_remove_usage, "Please supply a device");
-	if (argc - optind > (by_index ? 2 : 1))
-		cmd_usage_error(cmd_device_remove_usage, "too many arguments");
-	target_open(&t, by_index, argv[optind], argv[optind + 1], fs_devs, BCH_OPEN_OFFLINE_RW,
-		    cmd_device_remove_usage);
+	target_args(&t, argc, argv, by_index, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_remove_usage);
 	if (!no_evacuate) {
 		code = evacuate(&t, arg.flags, "evacuate");
 		if (code == 130)
@@ -358,12 +364,12 @@ int cmd_device_online(int argc, char *argv[])
 	unsigned idx;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'h':
 			cmd_help(cmd_device_online_usage);
 		default:
-			cmd_usage_error(cmd_device_online_usage, "device online: unknown option");
+			cmd_bad_option(cmd_device_online_usage, opt, argv);
 		}
 	if (argc - optind < 1)
 		cmd_usage_error(cmd_device_online_usage, "Please supply a device");
@@ -401,7 +407,7 @@ int cmd_device_offline(int argc, char *argv[])
 	bool by_index = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
@@ -411,15 +417,10 @@ int cmd_device_offline(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_device_offline_usage);
 		default:
-			cmd_usage_error(cmd_device_offline_usage, "device offline: unknown option");
+			cmd_bad_option(cmd_device_offline_usage, opt, argv);
 		}
 	}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_offline_usage, "Please supply a device");
-	if (argc - optind > (by_index ? 2 : 1))
-		cmd_usage_error(cmd_device_offline_usage, "too many arguments");
-	target_open(&t, by_index, argv[optind], argv[optind + 1], NULL, 0,
-		    cmd_device_offline_usage);
+	target_args(&t, argc, argv, by_index, NULL, 0, cmd_device_offline_usage);
 	arg.dev = t.idx;
 	do_ioctl(t.h, BCH_IOCTL_DISK_OFFLINE, &arg, "BCH_IOCTL_DISK_OFFLINE");
 	if (t.h->msg.pos)	/* "already offline" */
@@ -461,7 +462,7 @@ int cmd_device_evacuate(int argc, char *argv[])
 	bool by_index = false;
 	int opt, code;
 
-	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
@@ -471,15 +472,10 @@ int cmd_device_evacuate(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_device_evacuate_usage);
 		default:
-			cmd_usage_error(cmd_device_evacuate_usage, "device evacuate: unknown option");
+			cmd_bad_option(cmd_device_evacuate_usage, opt, argv);
 		}
 	}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_evacuate_usage, "Please supply a device");
-	if (argc - optind > (by_index ? 2 : 1))
-		cmd_usage_error(cmd_device_evacuate_usage, "too many arguments");
-	target_open(&t, by_index, argv[optind], argv[optind + 1], fs_devs, BCH_OPEN_OFFLINE_RW,
-		    cmd_device_evacuate_usage);
+	target_args(&t, argc, argv, by_index, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_evacuate_usage);
 	code = evacuate(&t, flags, "evacuate");
 	if (code == 130)
 		exit(code);
@@ -533,7 +529,7 @@ int cmd_device_set_state(int argc, char *argv[])
 	bool by_index = false;
 	int opt, s;
 
-	while ((opt = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
@@ -546,7 +542,7 @@ int cmd_device_set_state(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_device_set_state_usage);
 		default:
-			cmd_usage_error(cmd_device_set_state_usage, "device set-state: unknown option");
+			cmd_bad_option(cmd_device_set_state_usage, opt, argv);
 		}
 	}
 	if (argc - optind < 1)
@@ -607,7 +603,7 @@ int cmd_device_resize(int argc, char *argv[])
 	bool by_index = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		if (opt == OPT_FS) {
 			fs_devs = optarg;
 			continue;
@@ -616,7 +612,7 @@ int cmd_device_resize(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_device_resize_usage);
 		default:
-			cmd_usage_error(cmd_device_resize_usage, "device resize: unknown option");
+			cmd_bad_option(cmd_device_resize_usage, opt, argv);
 		}
 	}
 	if (argc - optind < 1)

@@ -470,7 +470,7 @@ int cmd_fs_usage(int argc, char *argv[])
 	bool json = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'h':
 			human = true;
@@ -481,7 +481,7 @@ int cmd_fs_usage(int argc, char *argv[])
 		case OPT_HELP:
 			cmd_help(cmd_fs_usage_usage);
 		default:
-			cmd_usage_error(cmd_fs_usage_usage, "fs usage: unknown option");
+			cmd_bad_option(cmd_fs_usage_usage, opt, argv);
 		}
 	if (optind == argc)
 		fs_usage(".", json);
