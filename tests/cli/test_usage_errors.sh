@@ -32,6 +32,16 @@ for c in format show-super fsck list list_journal extract mount unlock \
 	check "bcachefs $c" "'--bogus'" "$BCACHEFS" $c --bogus x.img
 	check "bcachefs $c" "'-Z'" "$BCACHEFS" $c -Z x.img
 done
+# the commands of two words (dump and migrate parse their options their own way)
+for c in "fs usage" "device add" "device remove" "device online" "device offline" \
+	 "device evacuate" "device set-state" "device resize" "data rereplicate" \
+	 "data migrate" "data scrub"; do
+	# shellcheck disable=SC2086 # the two words of the command
+	check "bcachefs $c" "'--bogus'" "$BCACHEFS" $c --bogus x.img
+	# shellcheck disable=SC2086
+	check "bcachefs $c" "'-Z'" "$BCACHEFS" $c -Z x.img
+done
+check "bcachefs device remove" "'--fs' needs a value" "$BCACHEFS" device remove --fs
 for c in format show-super fsck list list_journal unlock set-passphrase remove-passphrase; do
 	check "bcachefs $c" "no device given" "$BCACHEFS" $c
 done
