@@ -113,7 +113,7 @@ int cmd_dump(int argc, char *argv[])
 	int opt, ret;
 
 	bch_heap_tune();
-	while ((opt = getopt_long(argc, argv, "o:fvh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'o':
 			output = optarg;
@@ -130,7 +130,7 @@ int cmd_dump(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_dump_usage);
 		default:
-			cmd_usage_error(cmd_dump_usage, "unknown option");
+			cmd_bad_option(cmd_dump_usage, opt, argv);
 		}
 	if (!output || !*output)
 		cmd_usage_error(cmd_dump_usage, "no output file given (-o OUTPUT)");

@@ -151,7 +151,7 @@ int cmd_migrate(int argc, char *argv[])
 	size_t pass_len = 0;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "f:Fnh", migrate_opts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":f:Fnh", migrate_opts, NULL)) != -1)
 		switch (opt) {
 		case 'f':
 			m.fs_root = optarg;
@@ -174,7 +174,7 @@ int cmd_migrate(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_migrate_usage);
 		default:
-			cmd_usage_error(cmd_migrate_usage, "unknown option");
+			cmd_bad_option(cmd_migrate_usage, opt, argv);
 		}
 	if (!m.fs_root)
 		cmd_usage_error(cmd_migrate_usage, "no filesystem given (-f FS_ROOT)");
@@ -281,7 +281,7 @@ int cmd_migrate_superblock(int argc, char *argv[])
 	uint64_t offset = 0;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "d:o:h", opts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":d:o:h", opts, NULL)) != -1)
 		switch (opt) {
 		case 'd':
 			dev = optarg;
@@ -294,7 +294,7 @@ int cmd_migrate_superblock(int argc, char *argv[])
 		case 'h':
 			cmd_help(cmd_migrate_superblock_usage);
 		default:
-			cmd_usage_error(cmd_migrate_superblock_usage, "unknown option");
+			cmd_bad_option(cmd_migrate_superblock_usage, opt, argv);
 		}
 	if (!dev)
 		cmd_usage_error(cmd_migrate_superblock_usage, "no device given (-d DEVICE)");

@@ -32,8 +32,8 @@ for c in format show-super fsck list list_journal extract mount unlock \
 	check "bcachefs $c" "'--bogus'" "$BCACHEFS" $c --bogus x.img
 	check "bcachefs $c" "'-Z'" "$BCACHEFS" $c -Z x.img
 done
-# the commands of two words (dump and migrate parse their options their own way)
-for c in "fs usage" "device add" "device remove" "device online" "device offline" \
+# dump, migrate and the commands of two words
+for c in dump migrate migrate-superblock "fs usage" "device add" "device remove" "device online" "device offline" \
 	 "device evacuate" "device set-state" "device resize" "data rereplicate" \
 	 "data migrate" "data scrub"; do
 	# shellcheck disable=SC2086 # the two words of the command
