@@ -1,5 +1,7 @@
 #!/bin/sh
-# The main job on a demo image: show-super, list and fsck a filesystem.
+# The main job on a demo image: show-super, list and fsck a filesystem made
+# by the 2018 tools; then the running filesystem: mount it read-write
+# (FUSE), copy files in, fs usage, unmount, fsck again.
 set -e
 top=$(cd "$(dirname "$0")/.." && pwd)
 bin=$top/bcachefs
@@ -10,6 +12,32 @@ echo "== bcachefs show-super $img"
 "$bin" show-super "$img"
 echo "== bcachefs list -b inodes $img"
 "$bin" list -b inodes "$img"
+echo "== bcachefs fsck -n $img"
+"$bin" fsck -n "$img"
+echo "demo: fsck exit $?"
+
+if [ ! -c /dev/fuse ] || ! command -v fusermount3 > /dev/null; then
+	echo "demo: no FUSE here: the mount part is skipped"
+	exit 0
+fi
+mnt=$(mktemp -d /tmp/bcachefs-demo.XXXXXX)
+echo "== bcachefs mount $img $mnt"
+"$bin" mount "$img" "$mnt"
+trap 'fusermount3 -u "$mnt" 2>/dev/null; rmdir "$mnt"' EXIT
+echo "== cp -a $top/libbcachefs $mnt/src"
+cp -a "$top/libbcachefs" "$mnt/src"
+ls "$mnt"
+echo "== bcachefs fs usage -h $mnt"
+"$bin" fs usage -h "$mnt"
+echo "== umount $mnt"
+# the mount process writes everything and marks the filesystem clean
+umount "$mnt"
+for _ in 1 2 3 4 5 6 7 8 9 10; do
+	"$bin" fsck -n "$img" > /dev/null 2>&1 && break
+	sleep 0.5
+done
+trap - EXIT
+rmdir "$mnt"
 echo "== bcachefs fsck -n $img"
 "$bin" fsck -n "$img"
 echo "demo: fsck exit $?"
