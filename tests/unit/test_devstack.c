@@ -96,6 +96,7 @@ static void test_files(void **state)
 	assert_true(dev_stacks_overlap(&sa, &sh));
 	assert_true(dev_stacks_overlap(&sa, &ss));
 	assert_true(dev_stacks_overlap(&sa, &sr));
+	dev_stack_exit(&sb);
 	assert_int_equal(dev_stack_get(dir, -1, &sb), -EISDIR);
 	assert_int_equal(dev_stack_get("/nonexistent/x", -1, &sb), -ENOENT);
 
