@@ -9,8 +9,13 @@
  * requests), so that bench/20-mount-read.sh can show how much of the gap to
  * a raw read is FUSE's own, in the same run.
  *
- *   fuse_floor IMAGE OFFSET LENGTH MOUNTPOINT    (returns once mounted;
- *                                                 fusermount3 -u to stop)
+ * With a fifth argument "rw" it is the floor of a write path too (for
+ * bench/50-rw.sh): "big" is writable, each write request is one pwrite()
+ * of the request's bytes into the image (1 MiB requests, no cache), and
+ * fsync is one fdatasync() of the image.
+ *
+ *   fuse_floor IMAGE OFFSET LENGTH MOUNTPOINT [rw]  (returns once mounted;
+ *                                                    fusermount3 -u to stop)
  */
 #define FUSE_USE_VERSION 34
 #include <errno.h>
@@ -26,6 +31,7 @@
 #define FLOOR_INO	2
 
 static int image_fd;
+static int writable;
 static off_t image_offset, file_size;
 static char *buf;
 
@@ -37,7 +43,7 @@ static void floor_stat(fuse_ino_t ino, struct stat *st)
 		st->st_mode = S_IFDIR | 0755;
 		st->st_nlink = 2;
 	} else {
-		st->st_mode = S_IFREG | 0444;
+		st->st_mode = S_IFREG | (writable ? 0644 : 0444);
 		st->st_nlink = 1;
 		st->st_size = file_size;
 	}
@@ -46,6 +52,10 @@ static void floor_stat(fuse_ino_t ino, struct stat *st)
 static void floor_init(void *data, struct fuse_conn_info *conn)
 {
 	conn->max_read = FLOOR_MAX_READ;
+	if (writable) {
+		conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+		conn->max_write = FLOOR_MAX_READ;
+	}
 }
 
 static void floor_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -98,7 +108,40 @@ static void floor_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_buf(req, buf, (size_t)n);
 }
 
+static void floor_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size,
+			off_t off, struct fuse_file_info *fi)
+{
+	ssize_t n = pwrite(image_fd, data, size, image_offset + off);
+
+	if (n < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if (off + n > file_size)
+		file_size = off + n;
+	fuse_reply_write(req, (size_t)n);
+}
+
+static void floor_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			  struct fuse_file_info *fi)
+{
+	struct stat st;
+
+	if (to_set & FUSE_SET_ATTR_SIZE)
+		file_size = attr->st_size;	/* O_TRUNC of dd: nothing else to do */
+	floor_stat(ino, &st);
+	fuse_reply_attr(req, &st, 3600);
+}
+
+static void floor_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, fdatasync(image_fd) ? errno : 0);
+}
+
 static const struct fuse_lowlevel_ops floor_ops = {
+	.write		= floor_write,
+	.setattr	= floor_setattr,
+	.fsync		= floor_fsync,
 	.init		= floor_init,
 	.lookup		= floor_lookup,
 	.getattr	= floor_getattr,
@@ -113,11 +156,14 @@ int main(int argc, char **argv)
 	struct fuse_session *se;
 	int ret;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: %s IMAGE OFFSET LENGTH MOUNTPOINT\n", argv[0]);
+	if (argc != 5 && !(argc == 6 && !strcmp(argv[5], "rw"))) {
+		fprintf(stderr, "usage: %s IMAGE OFFSET LENGTH MOUNTPOINT [rw]\n", argv[0]);
 		return 2;
 	}
-	image_fd = open(argv[1], O_RDONLY);
+	writable = argc == 6;
+	if (writable)
+		fargv[2] = "rw,max_read=1048576";
+	image_fd = open(argv[1], writable ? O_RDWR : O_RDONLY);
 	image_offset = strtoll(argv[2], NULL, 0);
 	file_size = strtoll(argv[3], NULL, 0);
 	buf = aligned_alloc(1U << 21, FLOOR_MAX_READ);
