@@ -76,4 +76,18 @@ mount -t bcachefs -o ro "$img" "$mnt" || fail "mount -o ro"
 wait_mounted ro
 touch "$mnt/new" 2> /dev/null && fail "a read-only mount took a write"
 unmount_wait
+
+# umount returns before the mount process has written everything and let
+# go of the device: a mount right after it waits for that, it is not
+# refused as "in use"; a device that is mounted is refused at once
+mount -t bcachefs "$img" "$mnt" || fail "mount for the remount"
+wait_mounted rw
+dd if=/dev/urandom of="$mnt/big" bs=1M count=24 status=none || fail "write 24 MiB"
+umount "$mnt" || fail "umount before the remount"
+mount -t bcachefs "$img" "$mnt" > "$WORK/remount.out" 2>&1 || { cat "$WORK/remount.out"; fail "mount right after umount"; }
+wait_mounted rw
+mkdir -p "$WORK/mnt2"
+"$BCACHEFS" mount "$img" "$WORK/mnt2" > "$WORK/second.out" 2>&1 && fail "a second mount of a mounted device"
+grep -q "already mounted or in use" "$WORK/second.out" || { cat "$WORK/second.out"; fail "second mount: message"; }
+unmount_wait
 true
