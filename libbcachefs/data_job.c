@@ -453,6 +453,25 @@ static void pr_where(struct printbuf *out, const struct bkey_ref *k)
 	       (k->k.p.offset - k->k.size) << 9);
 }
 
+/* Key @k could not be handled: said in the job's report, counted as an error. */
+__printf(3, 4) static void key_error(struct bch_job *j, const struct bkey_ref *k,
+				     const char *fmt, ...)
+{
+	struct printbuf w = PRINTBUF;
+	va_list args;
+
+	pr_where(&w, k);
+	pr_str(&w, ": ");
+	va_start(args, fmt);
+	pr_vbuf(&w, fmt, args);
+	va_end(args);
+	job_report(j, "%s", printbuf_str(&w));
+	printbuf_exit(&w);
+	pthread_mutex_lock(&j->lock);
+	j->errors++;
+	pthread_mutex_unlock(&j->lock);
+}
+
 /* ---- the walk over extents ------------------------------------------------------ */
 
 /*
@@ -607,26 +626,12 @@ static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64
 	if (dur >= want)
 		return 0;
 	if (!dur) {
-		struct printbuf w = PRINTBUF;
-
-		pr_where(&w, k);
-		job_report(j, "%s: no copy on a working device: cannot be replicated", printbuf_str(&w));
-		printbuf_exit(&w);
-		pthread_mutex_lock(&j->lock);
-		j->errors++;
-		pthread_mutex_unlock(&j->lock);
+		key_error(j, k, "no copy on a working device: cannot be replicated");
 		return 0;
 	}
 	ret = read_good_copy(mv, k, 0, &src, &why);
 	if (ret) {
-		struct printbuf w = PRINTBUF;
-
-		pr_where(&w, k);
-		job_report(j, "%s: no good copy to replicate (%s)", printbuf_str(&w), printbuf_str(&why));
-		printbuf_exit(&w);
-		pthread_mutex_lock(&j->lock);
-		j->errors++;
-		pthread_mutex_unlock(&j->lock);
+		key_error(j, k, "no good copy to replicate (%s)", printbuf_str(&why));
 		printbuf_exit(&why);
 		return 0;
 	}
@@ -659,14 +664,7 @@ static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64
 		written += sectors;
 	}
 	if (!nr_new) {
-		struct printbuf w = PRINTBUF;
-
-		pr_where(&w, k);
-		job_report(j, "%s: no device can take another copy", printbuf_str(&w));
-		printbuf_exit(&w);
-		pthread_mutex_lock(&j->lock);
-		j->errors++;
-		pthread_mutex_unlock(&j->lock);
+		key_error(j, k, "no device can take another copy");
 		printbuf_exit(&why);
 		return 0;
 	}
@@ -736,14 +734,7 @@ static int migrate_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *
 	}
 	ret = read_good_copy(mv, k, 1ULL << dev, &src, &why);
 	if (ret) {
-		struct printbuf w = PRINTBUF;
-
-		pr_where(&w, k);
-		job_report(j, "%s: no good copy to move (%s)", printbuf_str(&w), printbuf_str(&why));
-		printbuf_exit(&w);
-		pthread_mutex_lock(&j->lock);
-		j->errors++;
-		pthread_mutex_unlock(&j->lock);
+		key_error(j, k, "no good copy to move (%s)", printbuf_str(&why));
 		printbuf_exit(&why);
 		return 0;
 	}
@@ -877,11 +868,7 @@ static int scrub_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *do
 			pr_where(&w, k);
 			job_report(j, "%s: repaired from device %u", printbuf_str(&w), good.ptr.dev);
 		} else {
-			pr_where(&w, k);
-			job_report(j, "%s: repair failed: %s", printbuf_str(&w), printbuf_str(&why));
-			pthread_mutex_lock(&j->lock);
-			j->errors++;
-			pthread_mutex_unlock(&j->lock);
+			key_error(j, k, "repair failed: %s", printbuf_str(&why));
 			ret = 0;
 		}
 	}
