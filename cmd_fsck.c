@@ -314,7 +314,8 @@ int cmd_fsck(int argc, char *argv[])
 	}
 
 	for (int i = 0; i < argc; i++) {
-		ret = dev_mounted_check(argv[i]);
+		/* just unmounted, its mount process still writing: waited for */
+		ret = dev_mounted_check_wait(argv[i], DEV_UNMOUNT_WAIT_MS);
 		if (ret > 0 && mode != FSCK_NO) {
 			fprintf(stderr, "bcachefs fsck: %s is mounted or in use: refusing to repair it "
 				"(unmount it first, or check only with -n)\n", argv[i]);

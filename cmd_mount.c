@@ -74,41 +74,6 @@ const char cmd_mount_usage[] =
 "what mount -t bcachefs DEV DIR and an /etc/fstab line run (fstab words such as\n"
 "defaults, noauto, nofail are mount(8)'s and ignored here).\n";
 
-/* Is @real (a device's real path) a source of a mount in the mount table? */
-static bool in_mount_table(const char *real)
-{
-	FILE *f = fopen("/proc/self/mounts", "r");
-	char line[PATH_MAX * 2];
-	bool found = false;
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *src = line, *tok;
-
-		line[strcspn(line, " ")] = '\0';	/* the source field; ours is DEV[:DEV...] */
-		while (!found && (tok = strsep(&src, ":")))
-			found = !strcmp(tok, real);
-	}
-	fclose(f);
-	return found;
-}
-
-/*
- * @dev is in use. When no mount lists it, the holder is most likely a
- * mount process that was just unmounted and is still writing everything
- * out (umount returns before it exits): wait for it, up to 10 s.
- */
-static bool still_in_use(const char *dev, const char *real)
-{
-	for (unsigned i = 0; i < 100 && !in_mount_table(real); i++) {
-		usleep(100 * 1000);
-		if (dev_mounted_check(dev) != 1)
-			return false;
-	}
-	return true;
-}
-
 static bool log_to_syslog;
 
 static void mount_log(void *arg, const char *msg)
@@ -265,7 +230,7 @@ int cmd_mount(int argc, char *argv[])
 		if (fsname.pos)
 			pr_char(&fsname, ':');
 		pr_str(&fsname, real);
-		if (dev_mounted_check(tok) == 1 && still_in_use(tok, real)) {
+		if (dev_mounted_check_wait(tok, DEV_UNMOUNT_WAIT_MS) == 1) {
 			fprintf(stderr, "bcachefs: %s is already mounted or in use; not mounted again\n", tok);
 			goto out;
 		}

@@ -376,7 +376,7 @@ int mkfs_dev_open(struct mkfs_dev *dev, struct printbuf *err)
 		return -ENOTBLK;
 	}
 
-	ret = dev_mounted_check(dev->path);
+	ret = dev_mounted_check_wait(dev->path, DEV_UNMOUNT_WAIT_MS);
 	if (ret > 0) {
 		pr_buf(err, "%s is mounted or in use; refusing to format it", dev->path);
 		return -EBUSY;

@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <mntent.h>
@@ -45,9 +46,10 @@ static bool source_overlaps(const char *src, const struct dev_stack *s)
 	return found;
 }
 
-static bool in_mount_table(const struct dev_stack *s)
+/* Does the mount table at @table (a /proc/PID/mounts) list @s? */
+static bool in_mount_table(const char *table, const struct dev_stack *s)
 {
-	FILE *f = setmntent("/proc/self/mounts", "r");
+	FILE *f = setmntent(table, "r");
 	struct mntent *m;
 	bool ret = false;
 
@@ -144,22 +146,122 @@ static int loop_in_use(void *arg, const char *loop)
 	return ret;
 }
 
-int dev_mounted_check(const char *path)
+/* Is process /proc/@pid ours (a bcachefs command, or mount.bcachefs)? */
+static bool pid_is_ours(const char *proc)
+{
+	char path[PATH_MAX], comm[32] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/comm", proc);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(comm, sizeof(comm), f))
+		comm[0] = '\0';
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	return !strcmp(comm, "bcachefs") || !strcmp(comm, "mount.bcachefs");
+}
+
+/* Has process /proc/@pid a layer of @s open? */
+static bool pid_has_open(const char *proc, const struct dev_stack *s)
+{
+	char pattern[PATH_MAX];
+	bool ret = false;
+	glob_t g;
+
+	snprintf(pattern, sizeof(pattern), "%s/fd/*", proc);
+	if (glob(pattern, GLOB_NOSORT, NULL, &g))
+		return false;
+	for (size_t j = 0; j < g.gl_pathc && !ret; j++) {
+		struct stat st;
+
+		if (stat(g.gl_pathv[j], &st))
+			continue;
+		for (unsigned i = 0; i < s->nr && !ret; i++) {
+			dev_t dv;
+			ino_t n;
+
+			if (!s->v[i].container && layer_inode(&s->v[i], &dv, &n))
+				ret = st.st_dev == dv && st.st_ino == n;
+		}
+	}
+	globfree(&g);
+	return ret;
+}
+
+/*
+ * Is @s held by a mount process of ours that is no longer mounted, not
+ * even in its own mount namespace (it is finishing after an unmount), and
+ * by no mount of ours that is still mounted? The pids of /proc/locks do
+ * not say: the mount takes its locks before it goes to the background.
+ */
+static bool held_by_finishing_mount(const struct dev_stack *s)
+{
+	char self[32], path[PATH_MAX];
+	bool finishing = false, mounted = false;
+	glob_t g;
+
+	if (glob("/proc/[1-9]*", GLOB_NOSORT, NULL, &g))
+		return false;
+	snprintf(self, sizeof(self), "/proc/%ld", (long)getpid());
+	for (size_t j = 0; j < g.gl_pathc && !mounted; j++) {
+		const char *proc = g.gl_pathv[j];
+
+		if (!strcmp(proc, self) || !pid_is_ours(proc) || !pid_has_open(proc, s))
+			continue;
+		snprintf(path, sizeof(path), "%s/mounts", proc);
+		if (in_mount_table(path, s))
+			mounted = true;
+		else
+			finishing = true;
+	}
+	globfree(&g);
+	return finishing && !mounted;
+}
+
+/* dev_mounted_check(); *@finishing: in use only by a mount process finishing */
+static int mounted_check(const char *path, bool *finishing)
 {
 	struct dev_stack s;
 	int ret;
 
+	*finishing = false;
 	ret = dev_stack_get(path, -1, &s);
 	if (ret)
 		return ret;
 
-	ret = in_mount_table(&s) ||
-		(s.v[0].id.blk && excl_busy(path, s.v[0].id.dev)) ||
-		write_locked_elsewhere(&s);
+	if (in_mount_table("/proc/self/mounts", &s) ||
+	    (s.v[0].id.blk && excl_busy(path, s.v[0].id.dev))) {
+		ret = 1;
+	} else if (write_locked_elsewhere(&s)) {
+		*finishing = held_by_finishing_mount(&s);
+		/* a mount process may have exited while we looked for it */
+		ret = *finishing || write_locked_elsewhere(&s);
+	}
 	/* loop devices over any layer, held by the kernel or another process */
 	for (unsigned i = 0; i < s.nr && !ret; i++)
 		if (!s.v[i].container)
 			ret = dev_for_each_loop_over(&s.v[i].id, loop_in_use, NULL) > 0;
 	dev_stack_exit(&s);
+	return ret;
+}
+
+int dev_mounted_check(const char *path)
+{
+	bool finishing;
+
+	return mounted_check(path, &finishing);
+}
+
+int dev_mounted_check_wait(const char *path, unsigned wait_ms)
+{
+	bool finishing;
+	int ret = mounted_check(path, &finishing);
+
+	for (unsigned waited = 0; ret == 1 && finishing && waited < wait_ms; waited += 100) {
+		usleep(100 * 1000);
+		ret = mounted_check(path, &finishing);
+	}
 	return ret;
 }

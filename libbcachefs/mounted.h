@@ -13,4 +13,14 @@
  */
 int dev_mounted_check(const char *path);
 
+/*
+ * The same, except that a device held only by a mount process of ours
+ * that is no longer mounted (not even in its own mount namespace) is
+ * waited for, up to @wait_ms, before it counts as in use: umount(8) of a
+ * FUSE mount returns before the process has written everything out and
+ * exited. Anything else in use is reported at once.
+ */
+#define DEV_UNMOUNT_WAIT_MS	10000
+int dev_mounted_check_wait(const char *path, unsigned wait_ms);
+
 #endif

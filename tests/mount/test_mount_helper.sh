@@ -89,5 +89,21 @@ wait_mounted rw
 mkdir -p "$WORK/mnt2"
 "$BCACHEFS" mount "$img" "$WORK/mnt2" > "$WORK/second.out" 2>&1 && fail "a second mount of a mounted device"
 grep -q "already mounted or in use" "$WORK/second.out" || { cat "$WORK/second.out"; fail "second mount: message"; }
-unmount_wait
+
+# the same for fsck -y and format right after umount: they wait for the
+# mount process to finish, they do not refuse a device that is unmounted
+dd if=/dev/urandom of="$mnt/big2" bs=1M count=24 status=none || fail "write 24 MiB more"
+umount "$mnt" || fail "umount before fsck"
+rc=0
+"$BCACHEFS" fsck -y "$img" > "$WORK/fsck-after.out" 2>&1 || rc=$?
+[ $rc = 0 ] || { cat "$WORK/fsck-after.out"; fail "fsck -y right after umount: exit $rc"; }
+grep -q "in use" "$WORK/fsck-after.out" && { cat "$WORK/fsck-after.out"; fail "fsck -y right after umount: in use"; }
+mount -t bcachefs "$img" "$mnt" || fail "mount before format"
+wait_mounted rw
+[ "$(wc -c < "$mnt/big2")" = 25165824 ] || fail "big2 after fsck"
+rm "$mnt/big" "$mnt/big2" || fail "rm before format"
+dd if=/dev/urandom of="$mnt/big3" bs=1M count=24 status=none || fail "write 24 MiB before format"
+umount "$mnt" || fail "umount before format"
+"$BCACHEFS" format -q -f "$img" > "$WORK/format-after.out" 2>&1 || { cat "$WORK/format-after.out"; fail "format right after umount"; }
+"$BCACHEFS" fsck -n "$img" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck -n of the new filesystem"; }
 true
