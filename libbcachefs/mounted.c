@@ -179,11 +179,15 @@ static bool pid_has_open(const char *proc, const struct dev_stack *s)
 		if (stat(g.gl_pathv[j], &st))
 			continue;
 		for (unsigned i = 0; i < s->nr && !ret; i++) {
-			dev_t dv;
-			ino_t n;
+			const struct dev_layer *l = &s->v[i];
 
-			if (!s->v[i].container && layer_inode(&s->v[i], &dv, &n))
-				ret = st.st_dev == dv && st.st_ino == n;
+			if (l->container)
+				continue;
+			if (l->id.blk)
+				ret = S_ISBLK(st.st_mode) && st.st_rdev == l->id.dev;
+			else
+				ret = !S_ISBLK(st.st_mode) && st.st_dev == l->id.dev &&
+					st.st_ino == l->id.ino;
 		}
 	}
 	globfree(&g);
@@ -220,6 +224,13 @@ static bool held_by_finishing_mount(const struct dev_stack *s)
 	return finishing && !mounted;
 }
 
+/* Is @s (@path) held by another: O_EXCL on the block device, or a write lock? */
+static bool held_elsewhere(const char *path, const struct dev_stack *s)
+{
+	return (s->v[0].id.blk && excl_busy(path, s->v[0].id.dev)) ||
+		write_locked_elsewhere(s);
+}
+
 /* dev_mounted_check(); *@finishing: in use only by a mount process finishing */
 static int mounted_check(const char *path, bool *finishing)
 {
@@ -231,13 +242,12 @@ static int mounted_check(const char *path, bool *finishing)
 	if (ret)
 		return ret;
 
-	if (in_mount_table("/proc/self/mounts", &s) ||
-	    (s.v[0].id.blk && excl_busy(path, s.v[0].id.dev))) {
+	if (in_mount_table("/proc/self/mounts", &s)) {
 		ret = 1;
-	} else if (write_locked_elsewhere(&s)) {
+	} else if (held_elsewhere(path, &s)) {
 		*finishing = held_by_finishing_mount(&s);
 		/* a mount process may have exited while we looked for it */
-		ret = *finishing || write_locked_elsewhere(&s);
+		ret = *finishing || held_elsewhere(path, &s);
 	}
 	/* loop devices over any layer, held by the kernel or another process */
 	for (unsigned i = 0; i < s.nr && !ret; i++)

@@ -6,7 +6,9 @@
 #   - a loop device mounted, then format / fsck -y of the image;
 #   - the mount holds a lock on the image (also when reached through the
 #     loop device), so that a mount in another mount namespace, which our
-#     mount table does not show, still stops format and fsck -y.
+#     mount table does not show, still stops format and fsck -y;
+#   - but a mount process that was just unmounted and is still writing
+#     everything out is waited for (fsck -y of its loop device).
 # Refused means: the right exit status (format 1, fsck 8) and the image
 # byte for byte as it was. The same device twice under two names (a loop
 # device of the image) is refused as a usage error (16), also before any
@@ -89,6 +91,17 @@ refused 8 fsck -y "$loop"
 reads s.img
 flock -n -x s.img true && fail "the mount of $loop holds no lock on its backing file"
 unmount_fg loop
+
+# right after umount the mount process still holds the loop device
+# (O_EXCL) while it writes everything out: fsck -y waits for it
+mkdir -p "$WORK/mnt-bg"
+"$BCACHEFS" mount "$loop" "$WORK/mnt-bg" || fail "mount $loop in the background"
+dd if=/dev/urandom of="$WORK/mnt-bg/big" bs=1M count=24 status=none || fail "write 24 MiB"
+umount "$WORK/mnt-bg" || fail "umount $WORK/mnt-bg"
+rc=0
+"$BCACHEFS" fsck -y "$loop" < /dev/null > out 2>&1 || rc=$?
+[ $rc = 0 ] || { cat out; fail "fsck -y $loop right after umount: exit $rc"; }
+echo "ok   fsck -y $loop right after umount"
 
 # a mount our mount table cannot show (another mount namespace): the lock
 if command -v unshare > /dev/null && unshare -m true 2> /dev/null; then
