@@ -9,6 +9,7 @@
 #   make check-tsan the mount tests under ThreadSanitizer
 #   make check-fuzz the fuzz regression inputs and a short run of each fuzz target
 #   make fuzz       every fuzz target for FUZZ_TIME seconds (tests/fuzz/README.md)
+#   make fuzz-save  keep what the campaigns found (tests/fuzz/campaign.tar.zst)
 #   make bench      benchmarks (bench/)
 #   make install    PREFIX=/usr/local DESTDIR=
 
@@ -44,7 +45,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 BIN	:= $(BUILD)/bcachefs
 
-.PHONY: all deps demo check check-fast check-asan check-tsan check-fuzz fuzz fuzz-build fuzz-bins unit bench install clean
+.PHONY: all deps demo check check-fast check-asan check-tsan check-fuzz fuzz fuzz-build fuzz-bins fuzz-save unit bench install clean
 all: bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 $(BUILD)/%.o: %.c
@@ -162,6 +163,10 @@ fuzz-build:
 FUZZ_TIME ?= 60
 fuzz: fuzz-build
 	@FUZZ_TIME=$(FUZZ_TIME) FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh campaign
+
+# keep what the campaigns found: tests/fuzz/campaign.tar.zst (commit it)
+fuzz-save: fuzz-build
+	@FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh save
 
 # CI: every regression input once, then a short seeded run of each target
 # (skipped with a note where clang is not installed: make deps installs it)

@@ -11,6 +11,15 @@
 #       corpus grows in build-fuzz/corpus/<target>/ (seeded from the
 #       committed one), crashes land in build-fuzz/crashes/<target>/.
 #
+#   FUZZDIR=... sh tests/fuzz/run.sh save
+#       keep what the campaigns found: for every target, the inputs of
+#       build-fuzz/corpus/<target>/ and of the saved set that add coverage
+#       to the committed seeds (libFuzzer -merge=1) go to
+#       tests/fuzz/campaign.tar.zst (commit it). Stop the campaigns
+#       first: libFuzzer replaces the inputs it shortens.
+#
+# smoke and campaign also start from the saved set (unpacked to
+# build-fuzz/campaign-seeds/), so every input a campaign kept runs again.
 # Prints one line per target ("ok fuzz/node: 123456 runs, cov 740 ft 2508")
 # and ends with "N passed, N failed" like tests/run.sh; exits 1 on failure.
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,9 +42,50 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0 fail=0
 
 case $mode in
-smoke|campaign) ;;
-*) echo "usage: run.sh smoke|campaign [TARGET...]" >&2; exit 16;;
+smoke|campaign|save) ;;
+*) echo "usage: run.sh smoke|campaign|save [TARGET...]" >&2; exit 16;;
 esac
+
+# the saved set of earlier campaigns, unpacked once per change of the file
+saved=$top/tests/fuzz/campaign.tar.zst
+seeds=$work/campaign-seeds
+if [ -f "$saved" ] && { [ ! -f "$seeds/.stamp" ] || [ "$saved" -nt "$seeds/.stamp" ]; }; then
+	rm -rf "$seeds"
+	mkdir -p "$seeds"
+	zstd -qdc "$saved" | tar -xf - -C "$seeds" ||
+		{ echo "FAIL fuzz: cannot unpack $saved (zstd, tar)"; exit 1; }
+	touch "$seeds/.stamp"
+fi
+# the saved inputs of target $1, if any
+saved_dir() {
+	[ -d "$seeds/$1" ] && echo "$seeds/$1"
+}
+
+if [ "$mode" = save ]; then
+	out=$(mktemp -d /tmp/bcachefs-fuzz-save.XXXXXX)
+	for t in super node journal extent strhash image ctl; do
+		bin=$FUZZDIR/fuzz_$t
+		[ -x "$bin" ] || { echo "FAIL fuzz/$t: $bin not built (make fuzz-build)"; rm -rf "$out"; exit 1; }
+		# the committed seeds count as had: only what adds to them is kept
+		mkdir -p "$out/$t"
+		for f in "$top/tests/fuzz/corpus/$t"/*; do cp "$f" "$out/$t/committed-${f##*/}"; done
+		set --
+		for d in $(saved_dir $t) "$work/corpus/$t"; do [ -d "$d" ] && set -- "$@" "$d"; done
+		mkdir -p "$work/logs"
+		if [ $# -gt 0 ] && ! "$bin" -merge=1 $opts "$out/$t" "$@" > "$work/logs/$t.save.log" 2>&1; then
+			echo "FAIL fuzz/$t: merge (log: $work/logs/$t.save.log)"
+			rm -rf "$out"
+			exit 1
+		fi
+		rm -f "$out/$t"/committed-*
+		echo "fuzz/$t: $(ls "$out/$t" | wc -l) inputs kept"
+	done
+	(cd "$out" && tar --sort=name --owner=0 --group=0 --mtime=@0 -cf - *) | zstd -q -19 -T0 -f -o "$saved.new" &&
+		mv "$saved.new" "$saved"
+	rm -rf "$out"
+	echo "saved: $saved ($(wc -c < "$saved") bytes)"
+	exit 0
+fi
 
 # stats LOG: "N runs, cov C ft F" from libFuzzer's final lines
 stats() {
@@ -73,14 +123,14 @@ for t in $targets; do
 		scratch=$(mktemp -d /tmp/bcachefs-fuzz.XXXXXX)
 		"$bin" $opts -seed=1 -max_total_time="${FUZZ_SMOKE_TIME:-5}" \
 			-artifact_prefix="$work/crashes/$t/" \
-			"$scratch" "$top/tests/fuzz/corpus/$t" > "$log" 2>&1 || ok=0
+			"$scratch" "$top/tests/fuzz/corpus/$t" $(saved_dir $t) > "$log" 2>&1 || ok=0
 		rm -rf "$scratch"
 	else
 		corpus=$work/corpus/$t
 		mkdir -p "$corpus"
 		nice -n 19 "$bin" $opts -max_total_time="${FUZZ_TIME:-60}" ${FUZZ_RUNS:+-runs=$FUZZ_RUNS} \
 			-artifact_prefix="$work/crashes/$t/" \
-			"$corpus" "$top/tests/fuzz/corpus/$t" > "$log" 2>&1 || ok=0
+			"$corpus" "$top/tests/fuzz/corpus/$t" $(saved_dir $t) > "$log" 2>&1 || ok=0
 	fi
 	if [ $ok = 1 ]; then
 		pass=$((pass + 1))

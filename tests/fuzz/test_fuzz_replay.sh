@@ -1,5 +1,6 @@
 #!/bin/sh
-# Every seed of the fuzz corpus and every regression input, through the
+# Every seed of the fuzz corpus, every input the campaigns kept
+# (campaign.tar.zst) and every regression input, through the
 # fuzz targets built without libFuzzer (build/tests/fuzz/replay_<target>,
 # made by `make unit`): with the normal build, and with gcc's ASan/UBSan in
 # `make check-asan` (the build folder of $BCACHEFS). Checksums are checked (no bypass outside fuzz builds),
@@ -11,10 +12,16 @@ case $BCACHEFS in
 esac
 src=$TESTDIR
 [ -x "$bins/replay_super" ] || { echo "replay binaries not built (make unit)"; exit 77; }
+# and what the campaigns kept (tests/fuzz/run.sh save)
+if [ -f "$src/campaign.tar.zst" ]; then
+	mkdir -p "$WORK/saved"
+	zstd -qdc "$src/campaign.tar.zst" | tar -xf - -C "$WORK/saved" ||
+		{ echo "cannot unpack $src/campaign.tar.zst"; exit 1; }
+fi
 fail=0
 for t in super node journal extent strhash image ctl; do
 	set --
-	for d in "$src/corpus/$t" "$src/regress/$t"; do
+	for d in "$src/corpus/$t" "$src/regress/$t" "$WORK/saved/$t"; do
 		[ -d "$d" ] && for f in "$d"/*; do [ -f "$f" ] && set -- "$@" "$f"; done
 	done
 	[ $# -gt 0 ] || continue
