@@ -160,6 +160,13 @@ _Static_assert((lo) < (hi) && (hi) <= (sz), #name ": bad bit range")
 #define BCH_SB_LAYOUT_MAX_SB	61	/* entries in layout.sb_offset[] */
 #define BCH_SB_LAYOUT_TYPE	0	/* the only valid layout_type */
 #define BCH_SB_FIXED_BYTES	752	/* sizeof(struct bch_sb) */
+/*
+ * No superblock is larger: the 2018 kernel kept one in a single run of
+ * pages, 4 MiB at most (order 10), so it could neither read nor write a
+ * bigger one (ours are under 64 KiB). The layout's sb_max_size_bits alone
+ * would let one damaged copy make a reader allocate and read gigabytes.
+ */
+#define BCH_SB_BYTES_MAX	(4U << 20)
 #define BCH_SB_LABEL_SIZE	32
 #define BCH_SB_MEMBERS_MAX	64
 #define BCH_MIN_NR_NBUCKETS	1024	/* nbuckets - first_bucket minimum */

@@ -400,6 +400,11 @@ static int sb_check_header(const struct bch_sb *sb, struct printbuf *err, size_t
 		return -BCH_ERR_sb_bad_version;
 	}
 	*bytes = bch_sb_bytes(sb);
+	if (*bytes > BCH_SB_BYTES_MAX) {
+		pr_buf(err, "too big: %zu bytes (u64s %u), more than any superblock can be (%u bytes)",
+		       *bytes, le32_to_cpu(sb->u64s), BCH_SB_BYTES_MAX);
+		return -BCH_ERR_sb_too_big;
+	}
 	max = layout_copy_sectors(&sb->layout) * BCH_SECTOR_SIZE;
 	if (!max || *bytes > max) {
 		pr_buf(err, "too big: %zu bytes (u64s %u), its layout reserves %" PRIu64 " bytes per copy (sb_max_size_bits %u)",

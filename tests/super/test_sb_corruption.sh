@@ -67,6 +67,21 @@ run "$WORK/tt.img"
 [ $rc = 0 ] || bad "truncated to 70000 bytes: exit $rc"
 rm -f "$WORK/tt.img"
 
+# --- a primary claiming a superblock of 1 GiB (u64s 0x07ffffa2), in a layout that reserves
+# 1 GiB per copy (sb_max_size_bits 21), on an image big enough to hold it:
+# refused at once as bigger than any superblock can be (4 MiB), and the
+# backup used. It was allocated and read whole (1 GiB of memory, seconds;
+# found by fuzz_image). u64s is at byte 124, sb_max_size_bits at 257.
+zstd -qdf --sparse "$GOLDEN/a_default_20M/dev0.img.zst" -o "$WORK/big.img"
+truncate -s 1100M "$WORK/big.img"
+printf '\242\377\377\007' | dd of="$WORK/big.img" bs=1 seek=$((4096 + 124)) conv=notrunc 2>/dev/null
+printf '\025' | dd of="$WORK/big.img" bs=1 seek=$((4096 + 257)) conv=notrunc 2>/dev/null
+run "$WORK/big.img"
+[ $rc = 0 ] || bad "1 GiB superblock: exit $rc"
+grep -q 'superblock at sector 8: too big: 1073741824 bytes (u64s 134217634), more than any superblock can be.*using the backup at sector 136' "$WORK/e" ||
+	bad "1 GiB superblock: message: $(cat "$WORK/e")"
+rm -f "$WORK/big.img"
+
 # --- bytes of the first 1024 of the primary ---
 # Every 5th byte plus the sizes, layout and first field header, end to end
 # (a run per byte; the unit test test_super flips all 1024 in-process, and

@@ -510,6 +510,19 @@ static void test_check_copy(void **state)
 	S(&s)->u64s = cpu_to_le32(100);
 	expect_copy(S(&s), SB_MAX_BYTES, -BCH_ERR_sb_too_big, "too big: 1552 bytes");
 
+	/*
+	 * a layout that reserves 1 GiB per copy (sb_max_size_bits 21) still
+	 * allows no superblock over 4 MiB: the reader would allocate and
+	 * read what u64s says (fuzz_image, regress/image/sb-1gib-layout-slow)
+	 */
+	make_sb(&s, 1, 0x11);
+	S(&s)->layout.sb_max_size_bits = 21;
+	S(&s)->u64s = cpu_to_le32((4U << 20) / 8);
+	expect_copy(S(&s), SB_MAX_BYTES, -BCH_ERR_sb_too_big,
+		    "too big: 4195056 bytes (u64s 524288), more than any superblock can be (4194304 bytes)");
+	S(&s)->u64s = cpu_to_le32((4U << 20) / 8 - 94);	/* 4 MiB exactly: only short */
+	expect_copy(S(&s), SB_MAX_BYTES, -BCH_ERR_sb_invalid, "bytes long but only");
+
 	make_sb(&s, 1, 0x11);
 	SET_BCH_SB_CSUM_TYPE(S(&s), 7);
 	expect_copy(S(&s), SB_MAX_BYTES, -BCH_ERR_sb_bad_csum_type, "unknown checksum type 7");
@@ -694,7 +707,8 @@ static void test_read_small_files(void **state)
 	/*
 	 * A primary claiming 32 GiB (u64s 0xffffffff, a layout reserving
 	 * 2^40 sectors): refused before anything is allocated, and the backup
-	 * is used (it aborted with "out of memory"; found by fuzz_image)
+	 * is used (it aborted with "out of memory"; found by fuzz_image). It
+	 * is bigger than any superblock can be, and past the end of the device.
 	 */
 	write_sb_file(p, S(&s));
 	for (unsigned i = 0; i < 4; i++)
@@ -703,7 +717,7 @@ static void test_read_small_files(void **state)
 		   offsetof(struct bch_sb_layout, sb_max_size_bits), 7 ^ 40);
 	assert_int_equal(read_sb_file(p, &h, &err), 0);
 	assert_true(h.from_backup);
-	assert_non_null(strstr(printbuf_str(&err), "superblock at sector 8: past the end of the device"));
+	assert_non_null(strstr(printbuf_str(&err), "superblock at sector 8: too big: "));
 	bch_sb_handle_free(&h);
 	printbuf_exit(&err);
 	unlink(p);
