@@ -15,8 +15,8 @@
 #       keep what the campaigns found: for every target, the inputs of
 #       build-fuzz/corpus/<target>/ and of the saved set that add coverage
 #       to the committed seeds (libFuzzer -merge=1) go to
-#       tests/fuzz/campaign.tar.zst (commit it). Stop the campaigns
-#       first: libFuzzer replaces the inputs it shortens.
+#       tests/fuzz/campaign.tar.zst (commit it). A campaign may still
+#       be running (its corpus is copied first).
 #
 # smoke and campaign also start from the saved set (unpacked to
 # build-fuzz/campaign-seeds/), so every input a campaign kept runs again.
@@ -69,15 +69,21 @@ if [ "$mode" = save ]; then
 		# the committed seeds count as had: only what adds to them is kept
 		mkdir -p "$out/$t"
 		for f in "$top/tests/fuzz/corpus/$t"/*; do cp "$f" "$out/$t/committed-${f##*/}"; done
+		# a copy of the grown corpus: a campaign still running replaces
+		# the inputs it shortens, and a merge stops at a missing file
+		mkdir -p "$out/.grown-$t"
+		if [ -d "$work/corpus/$t" ]; then
+			for f in "$work/corpus/$t"/*; do cp "$f" "$out/.grown-$t/" 2>/dev/null; done
+		fi
 		set --
-		for d in $(saved_dir $t) "$work/corpus/$t"; do [ -d "$d" ] && set -- "$@" "$d"; done
+		for d in $(saved_dir $t) "$out/.grown-$t"; do [ -d "$d" ] && set -- "$@" "$d"; done
 		mkdir -p "$work/logs"
 		if [ $# -gt 0 ] && ! "$bin" -merge=1 $opts "$out/$t" "$@" > "$work/logs/$t.save.log" 2>&1; then
 			echo "FAIL fuzz/$t: merge (log: $work/logs/$t.save.log)"
 			rm -rf "$out"
 			exit 1
 		fi
-		rm -f "$out/$t"/committed-*
+		rm -rf "$out/$t"/committed-* "$out/.grown-$t"
 		echo "fuzz/$t: $(ls "$out/$t" | wc -l) inputs kept"
 	done
 	(cd "$out" && tar --sort=name --owner=0 --group=0 --mtime=@0 -cf - *) | zstd -q -19 -T0 -f -o "$saved.new" &&
