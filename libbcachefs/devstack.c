@@ -27,7 +27,7 @@ bool dev_ident_eq(const struct dev_ident *a, const struct dev_ident *b)
 	return a->blk == b->blk && a->dev == b->dev && a->ino == b->ino;
 }
 
-static struct dev_ident ident_of(const struct stat *st)
+struct dev_ident dev_ident_of(const struct stat *st)
 {
 	if (S_ISBLK(st->st_mode))
 		return (struct dev_ident) { .blk = true, .dev = st->st_rdev };
@@ -136,7 +136,7 @@ static void add_loop_backing(struct dev_stack *s, const char *sys, int fd,
 		if (S_ISBLK(st.st_mode))
 			add_blk(s, st.st_rdev, container, file, -1, depth + 1);
 		else
-			add_layer(s, ident_of(&st), container, file);
+			add_layer(s, dev_ident_of(&st), container, file);
 		return;
 	}
 	/* deleted or renamed since: the identity is still known */
@@ -199,7 +199,7 @@ int dev_stack_get(const char *path, int fd, struct dev_stack *s)
 	if (S_ISBLK(st.st_mode))
 		add_blk(s, st.st_rdev, false, path, fd, 0);
 	else if (S_ISREG(st.st_mode))
-		add_layer(s, ident_of(&st), false, path);
+		add_layer(s, dev_ident_of(&st), false, path);
 	else
 		return S_ISDIR(st.st_mode) ? -EISDIR : -ENOTBLK;
 	return 0;

@@ -47,6 +47,9 @@ int dev_stack_get(const char *path, int fd, struct dev_stack *s);
 void dev_stack_exit(struct dev_stack *s);
 
 bool dev_ident_eq(const struct dev_ident *a, const struct dev_ident *b);
+struct stat;
+/* What @st (of a path or an open descriptor) is: a block device or a file. */
+struct dev_ident dev_ident_of(const struct stat *st);
 /* Can a write through one reach the other? */
 bool dev_stacks_overlap(const struct dev_stack *a, const struct dev_stack *b);
 

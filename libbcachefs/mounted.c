@@ -174,21 +174,14 @@ static bool pid_has_open(const char *proc, const struct dev_stack *s)
 	if (glob(pattern, GLOB_NOSORT, NULL, &g))
 		return false;
 	for (size_t j = 0; j < g.gl_pathc && !ret; j++) {
+		struct dev_ident id;
 		struct stat st;
 
 		if (stat(g.gl_pathv[j], &st))
 			continue;
-		for (unsigned i = 0; i < s->nr && !ret; i++) {
-			const struct dev_layer *l = &s->v[i];
-
-			if (l->container)
-				continue;
-			if (l->id.blk)
-				ret = S_ISBLK(st.st_mode) && st.st_rdev == l->id.dev;
-			else
-				ret = !S_ISBLK(st.st_mode) && st.st_dev == l->id.dev &&
-					st.st_ino == l->id.ino;
-		}
+		id = dev_ident_of(&st);
+		for (unsigned i = 0; i < s->nr && !ret; i++)
+			ret = !s->v[i].container && dev_ident_eq(&s->v[i].id, &id);
 	}
 	globfree(&g);
 	return ret;
