@@ -26,7 +26,8 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${FUZZDIR:=$top/build-fuzz/tests/fuzz}"
 mode=${1:-smoke}
 [ $# -gt 0 ] && shift
-targets=${*:-"super node journal extent strhash image ctl"}
+all_targets="super node journal extent strhash image ctl"
+targets=${*:-$all_targets}
 dict=$top/tests/fuzz/bcachefs.dict
 work=$top/build-fuzz
 # libFuzzer's own limits: a hang is an input that takes FUZZ_HANG seconds
@@ -63,7 +64,7 @@ saved_dir() {
 
 if [ "$mode" = save ]; then
 	out=$(mktemp -d /tmp/bcachefs-fuzz-save.XXXXXX)
-	for t in super node journal extent strhash image ctl; do
+	for t in $all_targets; do
 		bin=$FUZZDIR/fuzz_$t
 		[ -x "$bin" ] || { echo "FAIL fuzz/$t: $bin not built (make fuzz-build)"; rm -rf "$out"; exit 1; }
 		# the committed seeds count as had: only what adds to them is kept
