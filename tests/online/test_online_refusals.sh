@@ -155,10 +155,12 @@ print("ABI checks passed")
 PY
 
 # not root: usage yes, anything else EPERM
+# (the client is copied into $WORK: the checkout may sit where nobody can read)
 chmod 755 "$WORK"
+mkdir -p "$WORK/py" && cp "$TESTDIR/ctl_client.py" "$WORK/py/" && chmod -R a+rX "$WORK/py"
 # (a python that nobody may run: not a shim under /root)
 if command -v setpriv > /dev/null && [ -x /usr/bin/python3 ]; then
-	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$TESTDIR" "$uuid" <<'PY' || fail "unprivileged caller"
+	setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 - "$WORK/py" "$uuid" <<'PY' || fail "unprivileged caller"
 import errno, sys
 sys.path.insert(0, sys.argv[1])
 from ctl_client import *
