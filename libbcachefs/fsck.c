@@ -202,7 +202,7 @@ static void cov_add(struct node_walk *w, struct bpos_h min, struct bpos_h max)
 }
 
 static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v,
-			   struct bpos_h min);
+			   struct bpos_h min, bool *partial);
 static void salvage_keys(struct fsck_state *s, struct bch_fs *c, unsigned id,
 			 const struct btree_node_h *n, struct btree_trans *t, unsigned depth);
 static const char *key_repair(struct bch_fs *c, unsigned id, const struct bkey_ref *k,
@@ -278,8 +278,10 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 	const char *btree = bch_btree_id_str(v->btree_id);
 	bool root = v->level == v->root_level, alloc = v->btree_id == BTREE_ID_ALLOC;
 	struct printbuf what = PRINTBUF, used = PRINTBUF;
-	struct node_scan_use u;
+	struct node_scan_use u, rest;
+	struct printbuf rest_used = PRINTBUF;
 	size_t salvaged = 0;
+	bool partial = false;
 	long got = -1;
 
 	if (root)
@@ -291,8 +293,17 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 	/* before the rewrite is asked for (it starts the engine): gens, marks */
 	if (alloc ? bch_fsck_scan_ran(w->s) : v->level > 0)
 		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
-	if (got < 0 && !alloc && !(salvaged = node_salvage(w, v, min)) && !v->level)
+	if (got < 0 && !alloc && !(salvaged = node_salvage(w, v, min, &partial)) && !v->level)
 		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
+	/*
+	 * a leaf whose own header says a narrower range than its pointer (the
+	 * pointer is what is damaged): the rest of the range held keys of its
+	 * neighbours, which the rewrite of the range would drop; they come from
+	 * the scan, under the salvaged keys
+	 */
+	if (salvaged && partial && !v->level &&
+	    bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &rest) >= 0)
+		bch_node_scan_use_to_text(&rest_used, &rest);
 	bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, max);
 	if (got >= 0)
 		bch_node_scan_use_to_text(&used, &u);
@@ -319,8 +330,10 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 			  root ? "the btree is rebuilt" : "its range is rebuilt");
 	else if (salvaged && ++w->nr_leaves_repaired)
 		fsck_info(w->s, PROB_btree_node_unreadable,
-			  "%s: salvaged (read despite its header): %zu keys re-inserted, its range rewritten",
-			  printbuf_str(&what), salvaged);
+			  "%s: salvaged (read despite its header): %zu keys re-inserted%s%s, its range rewritten",
+			  printbuf_str(&what), salvaged,
+			  rest_used.pos ? "; the rest of its range from the node scan: " : "",
+			  printbuf_str(&rest_used));
 	else if (root)
 		fsck_info(w->s, PROB_btree_root_unreadable,
 			  "%s: every key of the btree is lost (the node scan found none), it is rebuilt empty (plus the journal's keys)",
@@ -331,6 +344,7 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 			  printbuf_str(&what), v->level ? " and the nodes below it" : "");
 	printbuf_exit(&what);
 	printbuf_exit(&used);
+	printbuf_exit(&rest_used);
 }
 
 /*
@@ -506,10 +520,11 @@ static void salvage_keys(struct fsck_state *s, struct bch_fs *c, unsigned id,
  * fail: the keys are used anyway, each one validated), and re-insert its keys through a
  * transaction, so the rewrite of its range keeps them (keys outside the
  * range go where they belong). Not for encrypted filesystems (the header
- * is encrypted). Returns the keys re-inserted.
+ * is encrypted). Returns the keys re-inserted; *@partial says whether the
+ * node used covers less than [@min, the pointer's key].
  */
 static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v,
-			   struct bpos_h min)
+			   struct bpos_h min, bool *partial)
 {
 	struct bch_fs *c = w->c;
 	struct btree_ptr_h p[BCH_REPLICAS_MAX];
@@ -531,6 +546,8 @@ static size_t node_salvage(struct node_walk *w, const struct btree_node_visit *v
 			salvaged = t.nr;
 			if (salvaged && fsck_commit(w->s, PROB_btree_node_unreadable, &t))
 				salvaged = 0;
+			*partial = bpos_cmp(n->min_key, min) > 0 ||
+				bpos_cmp(n->max_key, v->ptr->k.p) < 0;
 			bch_trans_exit(&t);
 			btree_node_free(n);
 		}

@@ -17,7 +17,13 @@
 #   - a byte of a file differs (`damage check`).
 # A summary line: seeds, recovered, failed (seed and reason each).
 #
+# Seeds that failed once run every time, after the range (SCAN_EXTRA): 201,
+# 248, 285 and 378 damage a pointer key so that it claims more than its
+# leaf's own header says; the rewrite of the claimed range dropped the keys
+# of the next leaf (fixed: the rest of the range comes from the node scan).
+#
 # Knobs: SCAN_SEEDS (default 8; TEST_QUICK: 3), SCAN_FIRST (default 1),
+# SCAN_EXTRA (default "201 248 285 378"; TEST_QUICK: "248"; "" for none),
 # SCAN_TIMEOUT (seconds per run before it counts as a hang, default 300). The full run of the issue
 # (200 seeds, by hand): SCAN_SEEDS=200 sh tests/run.sh fsck/test_fsck_scan_random
 # A failing seed reproduces with
@@ -29,7 +35,11 @@ set -u
 test_tool damage
 DAMAGE=${DAMAGE:-$TOOL}
 
-if [ -n "${TEST_QUICK:-}" ]; then nseeds=${SCAN_SEEDS:-3}; else nseeds=${SCAN_SEEDS:-8}; fi
+if [ -n "${TEST_QUICK:-}" ]; then
+	nseeds=${SCAN_SEEDS:-3} extra=${SCAN_EXTRA-248}
+else
+	nseeds=${SCAN_SEEDS:-8} extra=${SCAN_EXTRA-201 248 285 378}
+fi
 first=${SCAN_FIRST:-1}
 tmo=${SCAN_TIMEOUT:-300}
 
@@ -45,10 +55,9 @@ mkdir -p "$WORK/failures"
 
 nok=0 nfail=0 nclean=0
 failures=""
-seed=$first
 last=$((first + nseeds - 1))
 t0=$(date +%s)
-while [ "$seed" -le "$last" ]; do
+for seed in $(seq "$first" "$last") $extra; do
 	cp --sparse=always "$orig" "$img"
 	"$DAMAGE" "$img" "$seed" --interior > "$WORK/damage.out" 2>&1
 	rc=$?
@@ -85,9 +94,8 @@ while [ "$seed" -le "$last" ]; do
 	else
 		nok=$((nok + 1))
 	fi
-	seed=$((seed + 1))
 done
-echo "seeds $first-$last: $nok recovered every file ($nclean of them with nothing to repair), $nfail failed, in $(( $(date +%s) - t0 ))s$failures"
+echo "seeds $first-$last${extra:+ and $extra}: $nok recovered every file ($nclean of them with nothing to repair), $nfail failed, in $(( $(date +%s) - t0 ))s$failures"
 [ $nfail = 0 ] || fail "$nfail seeds failed (images and logs in $WORK/failures)"
 rm -rf "$WORK/failures"
 exit 0
