@@ -298,8 +298,8 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 	/*
 	 * a leaf whose own header says a narrower range than its pointer (the
 	 * pointer is what is damaged): the rest of the range held keys of its
-	 * neighbours, which the rewrite of the range would drop; they come from
-	 * the scan, under the salvaged keys
+	 * neighbours, which the rewrite of the range would drop. The keys of
+	 * the whole range come from the scan, laid under the salvaged ones.
 	 */
 	if (salvaged && partial && !v->level &&
 	    bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &rest) >= 0)
@@ -332,7 +332,7 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 		fsck_info(w->s, PROB_btree_node_unreadable,
 			  "%s: salvaged (read despite its header): %zu keys re-inserted%s%s, its range rewritten",
 			  printbuf_str(&what), salvaged,
-			  rest_used.pos ? "; the rest of its range from the node scan: " : "",
+			  rest_used.pos ? "; under them, its range from the node scan: " : "",
 			  printbuf_str(&rest_used));
 	else if (root)
 		fsck_info(w->s, PROB_btree_root_unreadable,
