@@ -20,7 +20,8 @@
 # Seeds that failed once run every time, after the range (SCAN_EXTRA): 201,
 # 248, 285 and 378 damage a pointer key so that it claims more than its
 # leaf's own header says; the rewrite of the claimed range dropped the keys
-# of the next leaf (fixed: the rest of the range comes from the node scan).
+# of the next leaf (fixed: the node scan fills the range too, under the
+# salvaged keys).
 #
 # Knobs: SCAN_SEEDS (default 8; TEST_QUICK: 3), SCAN_FIRST (default 1),
 # SCAN_EXTRA (default "201 248 285 378"; TEST_QUICK: "248"; "" for none),
