@@ -268,7 +268,8 @@ static void node_keep_keys(struct node_walk *w, const struct btree_node_visit *v
  * and roots: the keys of their range come from the node scan (the newest
  * leaves found on the devices), else from salvage. Leaves: salvage first
  * (the node at the pointer, read despite its header: the leaf itself,
- * damaged), then the scan (the pointer did not lead to it). The alloc
+ * damaged), then the scan (the pointer did not lead to it, or the leaf's
+ * header says less than the pointer's range: under the salvaged keys). The alloc
  * btree is rebuilt from the allocation recount; the gens of its keys come
  * from the scan when it ran. The range is rebuilt at the checkpoint.
  */
@@ -278,8 +279,7 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 	const char *btree = bch_btree_id_str(v->btree_id);
 	bool root = v->level == v->root_level, alloc = v->btree_id == BTREE_ID_ALLOC;
 	struct printbuf what = PRINTBUF, used = PRINTBUF;
-	struct node_scan_use u, rest;
-	struct printbuf rest_used = PRINTBUF;
+	struct node_scan_use u;
 	size_t salvaged = 0;
 	bool partial = false;
 	long got = -1;
@@ -293,17 +293,17 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 	/* before the rewrite is asked for (it starts the engine): gens, marks */
 	if (alloc ? bch_fsck_scan_ran(w->s) : v->level > 0)
 		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
-	if (got < 0 && !alloc && !(salvaged = node_salvage(w, v, min, &partial)) && !v->level)
-		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
+	if (got < 0 && !alloc)
+		salvaged = node_salvage(w, v, min, &partial);
 	/*
-	 * a leaf whose own header says a narrower range than its pointer (the
-	 * pointer is what is damaged): the rest of the range held keys of its
-	 * neighbours, which the rewrite of the range would drop. The keys of
-	 * the whole range come from the scan, laid under the salvaged ones.
+	 * a leaf not salvaged, or salvaged from a header that says a narrower
+	 * range than its pointer (the pointer is what is damaged: the rest of
+	 * the range held keys of its neighbours, which the rewrite of the range
+	 * would drop): the keys of the range from the scan, laid under the
+	 * salvaged ones
 	 */
-	if (salvaged && partial && !v->level &&
-	    bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &rest) >= 0)
-		bch_node_scan_use_to_text(&rest_used, &rest);
+	if (got < 0 && !alloc && !v->level && (!salvaged || partial))
+		got = bch_fsck_scan_fill(w->c, w->s, v->btree_id, v->level, min, max, &u);
 	bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, max);
 	if (got >= 0)
 		bch_node_scan_use_to_text(&used, &u);
@@ -313,6 +313,12 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 			  "%s: the alloc btree is rebuilt from the allocation recount%s%s%s",
 			  printbuf_str(&what), got >= 0 ? "; bucket gens from the node scan: " : "",
 			  printbuf_str(&used), "");
+	else if (salvaged && ++w->nr_leaves_repaired)
+		fsck_info(w->s, PROB_btree_node_unreadable,
+			  "%s: salvaged (read despite its header): %zu keys re-inserted%s%s, its range rewritten",
+			  printbuf_str(&what), salvaged,
+			  got >= 0 ? "; under them, its range from the node scan: " : "",
+			  printbuf_str(&used));
 	else if (got > 0)
 		fsck_info(w->s, PROB_btree_node_unreadable,
 			  "%s: recovered from the node scan: %s; %s",
@@ -328,12 +334,6 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 			  "%s: recovered from the node scan: its range is empty (%lu lea%s found); %s",
 			  printbuf_str(&what), u.leaves, u.leaves == 1 ? "f" : "ves",
 			  root ? "the btree is rebuilt" : "its range is rebuilt");
-	else if (salvaged && ++w->nr_leaves_repaired)
-		fsck_info(w->s, PROB_btree_node_unreadable,
-			  "%s: salvaged (read despite its header): %zu keys re-inserted%s%s, its range rewritten",
-			  printbuf_str(&what), salvaged,
-			  rest_used.pos ? "; under them, its range from the node scan: " : "",
-			  printbuf_str(&rest_used));
 	else if (root)
 		fsck_info(w->s, PROB_btree_root_unreadable,
 			  "%s: every key of the btree is lost (the node scan found none), it is rebuilt empty (plus the journal's keys)",
@@ -344,7 +344,6 @@ static void node_lost_repair(struct node_walk *w, const struct btree_node_visit 
 			  printbuf_str(&what), v->level ? " and the nodes below it" : "");
 	printbuf_exit(&what);
 	printbuf_exit(&used);
-	printbuf_exit(&rest_used);
 }
 
 /*
