@@ -5,10 +5,10 @@
  * as mount(8) calls it: mount.bcachefs DEV DIR [-o OPTIONS] [-n] [-s] ...).
  */
 #include "cmds.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 #include <getopt.h>
 #include <libgen.h>

@@ -14,11 +14,11 @@
 
 #include "cmd_online.h"
 #include "cmds.h"
-#include "libbcachefs/dev.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/ioctl.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/dev/dev.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/format/ioctl.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 #define FS_ARG \
 "FILESYSTEM is the mountpoint or any path inside it, the filesystem's UUID, or\n" \

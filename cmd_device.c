@@ -27,11 +27,11 @@
 
 #include "cmd_online.h"
 #include "cmds.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/ioctl.h"
-#include "libbcachefs/mkfs.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/format/ioctl.h"
+#include "libbcachefs/fs/mkfs.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 #define FS_HELP \
 "The filesystem is found from DEVICE's superblock: its mount, or, when it is\n" \

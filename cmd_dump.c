@@ -18,14 +18,14 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "libbcachefs/dev.h"
-#include "libbcachefs/dump.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/ctl_proto.h"
-#include "libbcachefs/handle.h"
-#include "libbcachefs/mounted.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/dev/dev.h"
+#include "libbcachefs/tools/dump.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/admin/ctl_proto.h"
+#include "libbcachefs/admin/handle.h"
+#include "libbcachefs/dev/mounted.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_dump_usage[] =
 	"Usage: bcachefs dump [OPTION]... -o OUTPUT DEVICE...\n"

@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "libbcachefs/btree.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/fsread.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/btree/btree.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/fs/fsread.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_extract_usage[] =
 "Usage: bcachefs extract [OPTION]... DEVICE... PATH DEST\n"

@@ -10,16 +10,16 @@
  */
 #include "cmds.h"
 
-#include "libbcachefs/crypto.h"
-#include "libbcachefs/devstack.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/init.h"
-#include "libbcachefs/mkfs.h"
-#include "libbcachefs/source.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/codec/crypto.h"
+#include "libbcachefs/dev/devstack.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/fs/init.h"
+#include "libbcachefs/fs/mkfs.h"
+#include "libbcachefs/tools/source.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -16,11 +16,11 @@
 
 #include "cmd_online.h"
 #include "cmds.h"
-#include "libbcachefs/ctl_proto.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/ioctl.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/admin/ctl_proto.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/format/ioctl.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_fs_usage_usage[] =
 "Usage: bcachefs fs usage [OPTION]... [FILESYSTEM]...\n"

@@ -5,15 +5,15 @@
  * uncorrected, 8 operational error, 16 usage error, 32 cancelled.
  */
 #include "cmds.h"
-#include "libbcachefs/btree_update.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/fsck.h"
-#include "libbcachefs/init.h"
-#include "libbcachefs/problems.h"
-#include "libbcachefs/util.h"
-#include "libbcachefs/mounted.h"
+#include "libbcachefs/btree/btree_update.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/fsck/fsck.h"
+#include "libbcachefs/fs/init.h"
+#include "libbcachefs/fsck/problems.h"
+#include "libbcachefs/util/util.h"
+#include "libbcachefs/dev/mounted.h"
 
 #include <ctype.h>
 #include <errno.h>

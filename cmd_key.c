@@ -15,13 +15,13 @@
  * devices, and both drop the keyring keys that no longer fit.
  */
 #include "cmds.h"
-#include "libbcachefs/crypto.h"
-#include "libbcachefs/dev.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/mounted.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/codec/crypto.h"
+#include "libbcachefs/dev/dev.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/dev/mounted.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -6,14 +6,14 @@
  * 2018 tool did after its in-memory replay. Key lines are the 2018 lines.
  */
 #include "cmds.h"
-#include "libbcachefs/bkey.h"
-#include "libbcachefs/bkey_types.h"
-#include "libbcachefs/btree.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/extents.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/node.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/bkey/bkey.h"
+#include "libbcachefs/bkey/bkey_types.h"
+#include "libbcachefs/btree/btree.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/bkey/extents.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/btree/node.h"
+#include "libbcachefs/util/util.h"
 
 #include <getopt.h>
 #include <malloc.h>

@@ -19,13 +19,13 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/bkey.h"
-#include "libbcachefs/bkey_types.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/fs.h"
-#include "libbcachefs/journal.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/bkey/bkey.h"
+#include "libbcachefs/bkey/bkey_types.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/fs.h"
+#include "libbcachefs/journal/journal.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_list_journal_usage[] =
 	"Usage: bcachefs list_journal [OPTION]... DEVICE...\n"

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "libbcachefs/crypto.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/migrate.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/codec/crypto.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/tools/migrate.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_migrate_usage[] =
 	"Usage: bcachefs migrate [OPTION]... -f FS_ROOT\n"

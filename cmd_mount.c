@@ -25,15 +25,15 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "libbcachefs/admin.h"
-#include "libbcachefs/btree.h"
-#include "libbcachefs/btree_update.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/fs.h"
+#include "libbcachefs/admin/admin.h"
+#include "libbcachefs/btree/btree.h"
+#include "libbcachefs/btree/btree_update.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/fs.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
-#include "libbcachefs/mounted.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/dev/mounted.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_mount_usage[] =
 "Usage: bcachefs mount [OPTION]... DEVICE[:DEVICE...] MOUNTPOINT\n"

@@ -13,12 +13,12 @@
 
 #include "cmd_online.h"
 #include "cmds.h"
-#include "libbcachefs/bkey_types.h"
-#include "libbcachefs/ctl_proto.h"
-#include "libbcachefs/format.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/ioctl.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/bkey/bkey_types.h"
+#include "libbcachefs/admin/ctl_proto.h"
+#include "libbcachefs/format/format.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/format/ioctl.h"
+#include "libbcachefs/util/util.h"
 
 struct bch_handle *online_open(const char *arg, unsigned flags)
 {

@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "libbcachefs/handle.h"
+#include "libbcachefs/admin/handle.h"
 
 struct bch_sb;
 

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "cmds.h"
-#include "libbcachefs/dev.h"
-#include "libbcachefs/errcode.h"
-#include "libbcachefs/super.h"
-#include "libbcachefs/util.h"
+#include "libbcachefs/dev/dev.h"
+#include "libbcachefs/util/errcode.h"
+#include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/util.h"
 
 const char cmd_show_super_usage[] =
 	"Usage: bcachefs show-super [OPTION]... DEVICE\n"

@@ -23,11 +23,11 @@
 
 #include <lz4.h>
 
-#include "checksum.h"
-#include "compress.h"
-#include "crypto.h"
-#include "errcode.h"
-#include "util.h"
+#include "codec/checksum.h"
+#include "codec/compress.h"
+#include "codec/crypto.h"
+#include "util/errcode.h"
+#include "util/util.h"
 
 #define CHUNK		65536	/* encoded_extent_max = 128 sectors */
 #define BLOCK		4096	/* default block size */

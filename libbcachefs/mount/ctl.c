@@ -15,12 +15,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "admin.h"
-#include "ctl_proto.h"
-#include "fs.h"
-#include "handle.h"
+#include "admin/admin.h"
+#include "admin/ctl_proto.h"
+#include "fs/fs.h"
+#include "admin/handle.h"
 #include "mount/ctl.h"
-#include "util.h"
+#include "util/util.h"
 
 #define CTL_MAX_CLIENTS		64
 #define CAP_SYS_ADMIN_BIT	21

@@ -34,18 +34,18 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "btree.h"
-#include "dev.h"
-#include "errcode.h"
-#include "format.h"
-#include "btree_update.h"
-#include "fs.h"
-#include "fsops.h"
-#include "fsread.h"
-#include "inode.h"
-#include "io_read.h"
-#include "ioctl.h"
-#include "util.h"
+#include "btree/btree.h"
+#include "dev/dev.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "btree/btree_update.h"
+#include "fs/fs.h"
+#include "fs/fsops.h"
+#include "fs/fsread.h"
+#include "bkey/inode.h"
+#include "fs/io_read.h"
+#include "format/ioctl.h"
+#include "util/util.h"
 
 #define BCH_FUSE_DEFAULT_TIMEOUT	86400.0
 /* how far past a read the data is read and verified ahead (bytes; the

@@ -95,11 +95,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "btree_update.h"
-#include "dev.h"
-#include "errcode.h"
-#include "fs.h"
-#include "util.h"
+#include "btree/btree_update.h"
+#include "dev/dev.h"
+#include "util/errcode.h"
+#include "fs/fs.h"
+#include "util/util.h"
 
 #define SECTOR		512U
 #define TORN_PCT	25	/* a kept in-flight write is torn 1 time in 4 */

@@ -43,16 +43,16 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "bkey_types.h"
-#include "btree.h"
-#include "checksum.h"
-#include "errcode.h"
-#include "format.h"
-#include "fs.h"
-#include "fsread.h"
-#include "inode.h"
-#include "node.h"
-#include "util.h"
+#include "bkey/bkey_types.h"
+#include "btree/btree.h"
+#include "codec/checksum.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fs/fsread.h"
+#include "bkey/inode.h"
+#include "btree/node.h"
+#include "util/util.h"
 
 /* ---- PRNG (splitmix64) ---- */
 

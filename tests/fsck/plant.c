@@ -50,18 +50,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "btree.h"
-#include "btree_update.h"
-#include "checksum.h"
-#include "dirent.h"
-#include "format.h"
-#include "fs.h"
-#include "fsread.h"
-#include "inode.h"
-#include "node_write.h"
-#include "super.h"
-#include "util.h"
-#include "xattr.h"
+#include "btree/btree.h"
+#include "btree/btree_update.h"
+#include "codec/checksum.h"
+#include "bkey/dirent.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fs/fsread.h"
+#include "bkey/inode.h"
+#include "btree/node_write.h"
+#include "dev/super.h"
+#include "util/util.h"
+#include "bkey/xattr.h"
 
 static struct bch_fs *c;
 

@@ -18,8 +18,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "crypto.h"
-#include "format.h"
+#include "codec/crypto.h"
+#include "format/format.h"
 
 #define FUZZ_CSUM_ANY		(1U << 0)
 

@@ -18,8 +18,8 @@
 
 #include "fuzz.h"
 
-#include "ctl_proto.h"
-#include "util.h"
+#include "admin/ctl_proto.h"
+#include "util/util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -26,12 +26,12 @@
 
 #include "fuzz.h"
 
-#include "bkey_types.h"
-#include "dev.h"
-#include "extents.h"
-#include "fs.h"
-#include "io_read.h"
-#include "util.h"
+#include "bkey/bkey_types.h"
+#include "dev/dev.h"
+#include "bkey/extents.h"
+#include "fs/fs.h"
+#include "fs/io_read.h"
+#include "util/util.h"
 
 #define EXTENT_KEY	(1U << 1)
 #define EXTENT_GENS	(1U << 2)

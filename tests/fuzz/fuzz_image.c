@@ -20,11 +20,11 @@
 
 #include "fuzz.h"
 
-#include "format.h"
-#include "fs.h"
-#include "fsck.h"
-#include "problems.h"
-#include "util.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fsck/fsck.h"
+#include "fsck/problems.h"
+#include "util/util.h"
 
 #define IMAGE_DEGRADED	(1U << 1)
 

@@ -16,10 +16,10 @@
 
 #include "fuzz.h"
 
-#include "bkey_types.h"
-#include "journal.h"
-#include "node.h"
-#include "util.h"
+#include "bkey/bkey_types.h"
+#include "journal/journal.h"
+#include "btree/node.h"
+#include "util/util.h"
 
 #define JOURNAL_KEY	(1U << 1)
 

@@ -23,10 +23,10 @@
 
 #include "fuzz.h"
 
-#include "bkey_types.h"
-#include "journal.h"
-#include "node.h"
-#include "util.h"
+#include "bkey/bkey_types.h"
+#include "journal/journal.h"
+#include "btree/node.h"
+#include "util/util.h"
 
 #define NODE_KEY	(1U << 1)
 #define NODE_RANGE	(1U << 2)

@@ -23,11 +23,11 @@
 
 #include "fuzz.h"
 
-#include "dirent.h"
-#include "fs.h"
-#include "fsread.h"
-#include "inode.h"
-#include "util.h"
+#include "bkey/dirent.h"
+#include "fs/fs.h"
+#include "fs/fsread.h"
+#include "bkey/inode.h"
+#include "util/util.h"
 
 #define DIR_INUM	4096U
 #define MAX_KEYS	64

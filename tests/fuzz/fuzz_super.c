@@ -12,8 +12,8 @@
 
 #include "fuzz.h"
 
-#include "super.h"
-#include "util.h"
+#include "dev/super.h"
+#include "util/util.h"
 
 static void helpers(const struct bch_sb *sb)
 {

@@ -37,19 +37,19 @@
 
 #include "fuzz.h"
 
-#include "bkey_types.h"
-#include "btree.h"
-#include "checksum.h"
-#include "dev.h"
-#include "dirent.h"
-#include "extents.h"
-#include "format.h"
-#include "fs.h"
-#include "fsread.h"
-#include "journal.h"
-#include "node.h"
-#include "util.h"
-#include "xattr.h"
+#include "bkey/bkey_types.h"
+#include "btree/btree.h"
+#include "codec/checksum.h"
+#include "dev/dev.h"
+#include "bkey/dirent.h"
+#include "bkey/extents.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fs/fsread.h"
+#include "journal/journal.h"
+#include "btree/node.h"
+#include "util/util.h"
+#include "bkey/xattr.h"
 
 #define PER_KIND	3	/* seeds of one kind (journal entries, inodes...) */
 

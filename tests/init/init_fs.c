@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "errcode.h"
-#include "fs.h"
-#include "init.h"
-#include "util.h"
+#include "util/errcode.h"
+#include "fs/fs.h"
+#include "fs/init.h"
+#include "util/util.h"
 
 int main(int argc, char **argv)
 {

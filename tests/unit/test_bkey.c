@@ -8,10 +8,10 @@
 
 #include <string.h>
 
-#include "format.h"
-#include "bkey.h"
-#include "errcode.h"
-#include "util.h"
+#include "format/format.h"
+#include "bkey/bkey.h"
+#include "util/errcode.h"
+#include "util/util.h"
 
 static struct bkey_format_h fmt(unsigned b0, unsigned b1, unsigned b2, unsigned b3,
 				unsigned b4, unsigned b5, uint64_t o0, uint64_t o1,

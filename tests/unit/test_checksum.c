@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "checksum.h"
-#include "crypto.h"
+#include "codec/checksum.h"
+#include "codec/crypto.h"
 
 /* ---- helpers ------------------------------------------------------------- */
 

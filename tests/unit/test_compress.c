@@ -24,9 +24,9 @@
 #include <sodium.h>
 #include <zlib.h>
 
-#include "compress.h"
-#include "errcode.h"
-#include "util.h"
+#include "codec/compress.h"
+#include "util/errcode.h"
+#include "util/util.h"
 
 /* ---- golden extents ------------------------------------------------------- */
 

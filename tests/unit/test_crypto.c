@@ -31,9 +31,9 @@
 #include <keyutils.h>
 #include <sodium.h>
 
-#include "checksum.h"
-#include "crypto.h"
-#include "errcode.h"
+#include "codec/checksum.h"
+#include "codec/crypto.h"
+#include "util/errcode.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -20,10 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ctl_proto.h"
-#include "format.h"
-#include "ioctl.h"
-#include "util.h"
+#include "admin/ctl_proto.h"
+#include "format/format.h"
+#include "format/ioctl.h"
+#include "util/util.h"
 
 /* ---- layouts (spec 50 §8.2) ---------------------------------------------- */
 

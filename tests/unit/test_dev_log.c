@@ -23,9 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dev.h"
-#include "format.h"
-#include "util.h"
+#include "dev/dev.h"
+#include "format/format.h"
+#include "util/util.h"
 
 static char tmpdir[64], logpath[128];
 

@@ -17,7 +17,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "devstack.h"
+#include "dev/devstack.h"
 
 #define BLK(ma, mi)	((struct dev_ident) { .blk = true, .dev = makedev(ma, mi) })
 #define FILE_ID(d, i)	((struct dev_ident) { .dev = (d), .ino = (i) })

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "checksum.h"
-#include "extent_edit.h"
-#include "extents.h"
-#include "format.h"
+#include "codec/checksum.h"
+#include "bkey/extent_edit.h"
+#include "bkey/extents.h"
+#include "format/format.h"
 
 static unsigned put_crc(uint64_t *v, unsigned n, uint32_t csum, uint32_t size)
 {

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
-#include "ioctl.h"
+#include "format/format.h"
+#include "format/ioctl.h"
 
 
 /* Place a 16-byte hex line at byte offset off of buf */

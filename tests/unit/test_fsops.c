@@ -25,16 +25,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "btree.h"
-#include "btree_update.h"
-#include "dirent.h"
-#include "errcode.h"
-#include "format.h"
-#include "fs.h"
-#include "fsops.h"
-#include "fsread.h"
-#include "inode.h"
-#include "util.h"
+#include "btree/btree.h"
+#include "btree/btree_update.h"
+#include "bkey/dirent.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fs/fsops.h"
+#include "fs/fsread.h"
+#include "bkey/inode.h"
+#include "util/util.h"
 #include "testutil.h"
 
 static char img[128];

@@ -8,10 +8,10 @@
 
 #include <string.h>
 
-#include "format.h"
-#include "errcode.h"
-#include "inode.h"
-#include "util.h"
+#include "format/format.h"
+#include "util/errcode.h"
+#include "bkey/inode.h"
+#include "util/util.h"
 
 static const struct {
 	uint64_t	v;

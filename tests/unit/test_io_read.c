@@ -18,16 +18,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "checksum.h"
-#include "compress.h"
-#include "crypto.h"
-#include "dev.h"
-#include "errcode.h"
-#include "format.h"
-#include "fs.h"
-#include "fsread.h"
-#include "io_read.h"
-#include "util.h"
+#include "codec/checksum.h"
+#include "codec/compress.h"
+#include "codec/crypto.h"
+#include "dev/dev.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fs/fsread.h"
+#include "fs/io_read.h"
+#include "util/util.h"
 
 #define DEV_SECTORS	4096
 #define NR_TEST_DEVS	2

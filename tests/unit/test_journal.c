@@ -14,12 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
-#include "checksum.h"
-#include "crypto.h"
-#include "errcode.h"
-#include "journal.h"
-#include "util.h"
+#include "format/format.h"
+#include "codec/checksum.h"
+#include "codec/crypto.h"
+#include "util/errcode.h"
+#include "journal/journal.h"
+#include "util/util.h"
 
 /* a_default_1G final image: jset seq 2 at dev 0 sector 784 (crc32c), 272 bytes */
 static const uint8_t jset_seq2[272] = {

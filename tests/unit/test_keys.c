@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "format.h"
-#include "bkey_types.h"
-#include "dirent.h"
-#include "errcode.h"
-#include "extents.h"
-#include "inode.h"
-#include "util.h"
-#include "xattr.h"
+#include "format/format.h"
+#include "bkey/bkey_types.h"
+#include "bkey/dirent.h"
+#include "util/errcode.h"
+#include "bkey/extents.h"
+#include "bkey/inode.h"
+#include "util/util.h"
+#include "bkey/xattr.h"
 
 static struct bkey_ref mk(uint8_t type, uint64_t inode, uint64_t offset, uint32_t size,
 			  const void *v, unsigned bytes)

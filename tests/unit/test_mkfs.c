@@ -18,12 +18,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "crypto.h"
-#include "dev.h"
-#include "errcode.h"
-#include "format.h"
-#include "mkfs.h"
-#include "util.h"
+#include "codec/crypto.h"
+#include "dev/dev.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "fs/mkfs.h"
+#include "util/util.h"
 
 
 /* "OFFSET: 16 hex bytes" lines into @buf */

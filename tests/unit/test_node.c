@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bkey.h"
-#include "crypto.h"
-#include "errcode.h"
-#include "journal.h"
-#include "node.h"
-#include "util.h"
+#include "bkey/bkey.h"
+#include "codec/crypto.h"
+#include "util/errcode.h"
+#include "journal/journal.h"
+#include "btree/node.h"
+#include "util/util.h"
 
 #include "golden_nodes.h"
 

@@ -23,14 +23,14 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "btree.h"
-#include "btree_update.h"
-#include "bulk.h"
-#include "format.h"
-#include "fs.h"
-#include "inode.h"
-#include "node_scan.h"
-#include "util.h"
+#include "btree/btree.h"
+#include "btree/btree_update.h"
+#include "btree/bulk.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "bkey/inode.h"
+#include "fsck/node_scan.h"
+#include "util/util.h"
 
 static char img[128];
 static char tmpdir[64];

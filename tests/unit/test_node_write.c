@@ -15,15 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bkey.h"
-#include "checksum.h"
-#include "crypto.h"
-#include "errcode.h"
-#include "format.h"
-#include "fs.h"
-#include "node.h"
-#include "node_write.h"
-#include "util.h"
+#include "bkey/bkey.h"
+#include "codec/checksum.h"
+#include "codec/crypto.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "btree/node.h"
+#include "btree/node_write.h"
+#include "util/util.h"
 
 /* The device read path is not used here; fs.c provides the real one. */
 __attribute__((weak)) int bch_dev_read(struct bch_fs *c, unsigned dev, void *buf,

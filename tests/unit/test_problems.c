@@ -6,8 +6,8 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "problems.h"
-#include "util.h"
+#include "fsck/problems.h"
+#include "util/util.h"
 
 static void test_ids_unique_and_named(void **state)
 {

@@ -20,8 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "qcow2.h"
-#include "util.h"
+#include "tools/qcow2.h"
+#include "util/util.h"
 
 static uint64_t be(const uint8_t *p, unsigned n)
 {

@@ -18,13 +18,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "checksum.h"
-#include "dev.h"
-#include "errcode.h"
-#include "format.h"
-#include "fs.h"
-#include "super.h"
-#include "util.h"
+#include "codec/checksum.h"
+#include "dev/dev.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "dev/super.h"
+#include "util/util.h"
 
 #define SB_MAX_BYTES	8192
 #define DEV_BYTES	(64ULL << 20)	/* 64 MiB test devices */

@@ -25,16 +25,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "btree.h"
-#include "btree_update.h"
-#include "dev.h"
-#include "dirent.h"
-#include "format.h"
-#include "node.h"
-#include "fs.h"
-#include "fsread.h"
-#include "inode.h"
-#include "util.h"
+#include "btree/btree.h"
+#include "btree/btree_update.h"
+#include "dev/dev.h"
+#include "bkey/dirent.h"
+#include "format/format.h"
+#include "btree/node.h"
+#include "fs/fs.h"
+#include "fs/fsread.h"
+#include "bkey/inode.h"
+#include "util/util.h"
 #include "testutil.h"
 
 static char img[128], img2[128];

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Administering a running filesystem (spec 50 §8): one engine function per
+ * control ioctl, each taking the seed's ioctl structure. The same
+ * functions serve the mount's control socket (mount/ctl.c) and commands
+ * that open an unmounted filesystem in-process (handle.c), through one
+ * dispatcher:
+ *
+ *   struct bch_admin *a = bch_admin_new(c, mounted);
+ *   struct bch_admin_call call = { .nr = BCH_IOCTL_USAGE, .arg = buf, ... };
+ *   struct bch_admin_out out = BCH_ADMIN_OUT_INIT;
+ *   ret = bch_admin_ioctl(a, &call, &out);  // takes bch_fs_lock itself
+ *   ...out.data/out.bytes: what the ioctl writes back; out.msg: why it
+ *   failed (what the kernel would log); out.job_fd: BCH_IOCTL_DATA's job
+ *   bch_admin_out_exit(&out);
+ *   bch_admin_free(a);                      // stops the jobs first
+ *
+ * Errors are -errno with the kernel's values (spec 50 §8.4); the message
+ * in out.msg says what, where and what to do.
+ *
+ * Member changes (add, remove, online, offline, set-state, resize) go
+ * through the engine hooks of btree_update.h (bch_fs_rw_members_changed):
+ * the allocator and the journal writer follow the superblock's members.
+ */
+#ifndef BCH_ADMIN_H
+#define BCH_ADMIN_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/ioctl.h"
+#include "util/util.h"
+
+struct bch_fs;
+struct bch_devio;
+struct bch_job;
+
+struct bch_admin {
+	struct bch_fs		*c;
+	bool			mounted;	/* the mount's endpoint, not an in-process open */
+
+	pthread_mutex_t		lock;		/* jobs, retired */
+	struct bch_job		*jobs;		/* running or finished, not yet closed */
+	/*
+	 * Devices taken out of the filesystem (offline, removed): closed only
+	 * at bch_admin_free(), because the mount's read-ahead worker may still
+	 * hold them (io_read.h).
+	 */
+	struct bch_devio	**retired;
+	size_t			nr_retired;
+};
+
+struct bch_admin *bch_admin_new(struct bch_fs *c, bool mounted);
+/* Stop and wait for every job, close the retired devices, free. */
+void bch_admin_free(struct bch_admin *a);
+/* Stop every job (unmount): each ends after the extent it is on. */
+void bch_admin_stop_jobs(struct bch_admin *a);
+
+struct bch_admin_call {
+	uint32_t	nr;		/* full ioctl number (or BCH_CTL_DEV_NAMES) */
+	void		*arg;		/* the argument, arg_bytes (8-byte aligned copy) */
+	size_t		arg_bytes;
+	/*
+	 * The device path of DISK_ADD / DISK_ONLINE and of lookups without
+	 * BY_INDEX (the ioctl's `dev` pointer, already read), NULL if none.
+	 */
+	const char	*path;
+	/* DISK_ADD / DISK_ONLINE: the device opened read-write by the caller
+	 * (taken over), or -1 to open @path here */
+	int		fd;
+	/* the caller may administer (root / CAP_SYS_ADMIN) */
+	bool		privileged;
+};
+
+struct bch_admin_out {
+	void		*data;		/* malloc'd: the bytes the ioctl writes back */
+	size_t		bytes;
+	struct printbuf	msg;		/* why it failed; DEV_NAMES: the names */
+	int		job_fd;		/* BCH_IOCTL_DATA: the job's descriptor, or -1 */
+};
+
+#define BCH_ADMIN_OUT_INIT	((struct bch_admin_out) { .msg = PRINTBUF, .job_fd = -1 })
+
+void bch_admin_out_exit(struct bch_admin_out *out);
+
+/*
+ * Run one request. Returns >= 0 (DISK_GET_IDX: the index; DATA: 0 and the
+ * job in out->job_fd) or -errno: -ENOTTY unknown number, -EPERM not
+ * privileged, -EINVAL/-ENOENT/... as spec 50 §8.4 says.
+ */
+int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
+		    struct bch_admin_out *out);
+
+/* ---- the engine functions (called by bch_admin_ioctl, engine lock held) ---- */
+
+int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u);
+
+/*
+ * Usage of @c (spec 50 §7.1, §8.4 USAGE; 30 §5.5-5.7, §6.3), counted from
+ * the btrees as a mark of every pointer would count it: @u has room for
+ * u->nr_devices device slots. -ERANGE when a member index does not fit.
+ */
+int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *msg);
+
+/*
+ * Sectors per replicas entry, one line each: "TYPE DEVS_HEX SECTORS" (the
+ * superblock's entries first; " -" after a journal entry: not counted;
+ * " unmarked" after an entry the superblock lacks, which fsck reports).
+ */
+int bch_fs_usage_replicas(struct bch_fs *c, struct printbuf *out);
+
+/* Member @idx from (@flags, @dev, @path) as spec 50 §8.3 says. */
+int bch_fs_member_lookup(struct bch_fs *c, uint32_t flags, uint64_t dev, const char *path,
+			 unsigned *idx, struct printbuf *msg);
+
+#endif

@@ -1,0 +1,1404 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Data jobs (spec 50 §8.4 DATA, §8.5; 30 §8): see data_job.h.
+ *
+ * A job is two threads: the worker, which takes the engine lock for a
+ * batch of extents at a time (so the mount keeps serving files), and the
+ * responder, which answers the job descriptor (a SOCK_SEQPACKET socket:
+ * progress records, the result) and stops the worker when the descriptor
+ * is closed.
+ *
+ * Every extent the worker changes is one transaction: the new copies are
+ * written first (the stored bytes as they are, with the same crc entry and
+ * the same key version: 30 §8.2), then the key with the changed pointer
+ * set is committed. The old copy's bucket is freed only once the journal
+ * entry of that commit is durable (the engine's pending frees, alloc.h),
+ * so a job killed at any point loses nothing; running it again picks up
+ * what is left (every step looks at the keys as they are).
+ *
+ * Phases (the data_type of the progress records): journal (a checkpoint:
+ * nothing older in the journal is needed), btree (nodes to move or to
+ * rewrite with more copies are rewritten whole at a checkpoint), data (the
+ * extents, in key order), then replicas GC.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "admin/admin.h"
+#include "admin/admin_dev.h"
+#include "alloc/alloc.h"
+#include "bkey/bkey_types.h"
+#include "btree/btree.h"
+#include "btree/btree_update.h"
+#include "codec/checksum.h"
+#include "admin/ctl_proto.h"
+#include "admin/data_job.h"
+#include "dev/dev.h"
+#include "bkey/dirent.h"
+#include "util/errcode.h"
+#include "bkey/extent_edit.h"
+#include "bkey/extents.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "fs/io_read.h"
+#include "dev/super.h"
+
+/* How long the worker keeps the engine lock: a batch of extents or bytes. */
+#define JOB_BATCH_EXTENTS	256
+#define JOB_BATCH_BYTES		(8U << 20)
+/* Problems listed in a report; more are only counted. */
+#define JOB_REPORT_MAX		100
+
+struct bch_job {
+	struct bch_admin	*a;
+	struct bch_fs		*c;
+	struct bch_ioctl_data	arg;
+	int			fd;		/* our end of the job descriptor */
+	pthread_t		worker, responder;
+	bool			worker_live, responder_live;
+	atomic_bool		stop;
+	atomic_bool		finished;	/* the responder is done: reap it */
+
+	pthread_mutex_t		lock;		/* what follows */
+	struct bch_ioctl_data_progress p;
+	bool			done;
+	int			ret;
+	struct printbuf		report;
+	uint64_t		sectors_moved, extents_moved, errors, repaired;
+	unsigned		nr_reported;
+
+	struct bch_job		*next;
+};
+
+/* ---- progress and reports ------------------------------------------------ */
+
+static void job_phase(struct bch_job *j, unsigned data_type, unsigned btree_id)
+{
+	pthread_mutex_lock(&j->lock);
+	j->p.data_type = (uint8_t)data_type;
+	j->p.btree_id = (uint8_t)btree_id;
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void job_pos(struct bch_job *j, struct bpos_h pos, uint64_t done)
+{
+	pthread_mutex_lock(&j->lock);
+	j->p.pos.inode = cpu_to_le64(pos.inode);
+	j->p.pos.offset = cpu_to_le64(pos.offset);
+	j->p.pos.snapshot = cpu_to_le32(pos.snapshot);
+	j->p.sectors_done = done;
+	pthread_mutex_unlock(&j->lock);
+}
+
+__printf(2, 3) static void job_report(struct bch_job *j, const char *fmt, ...)
+{
+	va_list args;
+
+	pthread_mutex_lock(&j->lock);
+	if (j->nr_reported++ < JOB_REPORT_MAX) {
+		va_start(args, fmt);
+		pr_vbuf(&j->report, fmt, args);
+		va_end(args);
+		pr_char(&j->report, '\n');
+	}
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* ---- the mover: encoded copies of extents ---------------------------------------- */
+
+struct scrub_state;
+
+struct mover {
+	struct bch_fs		*c;
+	struct bch_job		*j;
+	struct {
+		bool		open;
+		uint64_t	bucket;
+		uint8_t		gen;
+		unsigned	used;
+		unsigned	bucket_size;
+	} ob[BCH_ALLOC_MAX_DEVS];
+	uint64_t		full;		/* devices with no free bucket left */
+	uint8_t			*buf;
+	size_t			buf_size;
+	struct bch_inode_want	want;
+	struct scrub_state	*scrub;
+};
+
+static void mover_close(struct mover *mv)
+{
+	for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS; d++)
+		if (mv->ob[d].open) {
+			bch_fs_rw_data_bucket_close(mv->c, d, mv->ob[d].bucket);
+			mv->ob[d].open = false;
+		}
+}
+
+static void mover_exit(struct mover *mv)
+{
+	free(mv->buf);
+}
+
+/* Sectors the stored region of pointer @p of @k takes (the whole encoded extent). */
+static unsigned region_sectors(const struct bkey_ref *k, const struct extent_ptr_decoded *p)
+{
+	return p->crc.entry_type >= 0 ? p->crc.compressed_size : k->k.size;
+}
+
+static bool ptr_stale(struct bch_fs *c, const struct bch_extent_ptr_unpacked *p)
+{
+	struct bch_member_dev *ca = p->dev < BCH_FS_MAX_DEVS ? c->devs[p->dev] : NULL;
+	uint8_t gen;
+
+	if (!ca || !ca->bucket_size)
+		return true;
+	return bch_fs_rw_bucket_gen(c, p->dev, p->offset / ca->bucket_size, &gen) &&
+	       gen_after(gen, p->gen);
+}
+
+/*
+ * Read the stored region of pointer @p into mv->buf and verify its
+ * checksum or MAC as stored (no decryption: the bytes are copied as they
+ * are). 0, or an error with what went wrong in @why.
+ */
+static int read_region(struct mover *mv, const struct bkey_ref *k,
+		       const struct extent_ptr_decoded *p, struct printbuf *why)
+{
+	struct bch_fs *c = mv->c;
+	const struct bch_extent_crc_unpacked *crc = &p->crc;
+	size_t bytes = (size_t)region_sectors(k, p) << 9;
+	struct bch_csum_val want = { crc->csum_lo, crc->csum_hi }, got;
+	int ret;
+
+	if (!bytes || bytes > (size_t)BCH_READ_ENCODED_MAX_SECTORS << 9) {
+		pr_buf(why, "bad stored size %zu", bytes >> 9);
+		return -EIO;
+	}
+	if (mv->buf_size < bytes) {
+		free(mv->buf);
+		mv->buf = xmalloc(bytes);
+		mv->buf_size = bytes;
+	}
+	ret = bch_dev_read(c, p->ptr.dev, mv->buf, bytes, p->ptr.offset);
+	if (ret) {
+		pr_buf(why, "read error on device %u sector %" PRIu64 ": %s", p->ptr.dev,
+		       (uint64_t)p->ptr.offset, bch_err_str(ret));
+		return -EIO;
+	}
+	if (crc->entry_type < 0 || !crc->csum_type)
+		return 0;
+	if (bch_csum_type_is_encryption(crc->csum_type) && !c->have_key) {
+		pr_str(why, "encrypted and the key is not loaded");
+		return -BCH_ERR_no_key;
+	}
+	ret = bch_checksum(crc->csum_type,
+			   bch_nonce_extent(k->k.version_lo, k->k.version_hi, crc->compression_type,
+					    crc->uncompressed_size, crc->nonce),
+			   bch_csum_type_is_encryption(crc->csum_type) ? &c->key : NULL,
+			   mv->buf, bytes, &got);
+	if (ret)
+		return ret;
+	if (!bch_csum_eq(want, got)) {
+		pr_buf(why, "checksum error on device %u sector %" PRIu64, p->ptr.dev,
+		       (uint64_t)p->ptr.offset);
+		return -BCH_ERR_csum_mismatch;
+	}
+	return 0;
+}
+
+/* May the mover put a copy on @dev? */
+static bool dev_takes_data(struct bch_fs *c, unsigned dev)
+{
+	const struct bch_allocator *a = bch_fs_rw_alloc(c);
+	const struct bch_dev_alloc *d = a && dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
+
+	return d && d->present && d->state == BCH_MEMBER_STATE_RW && d->durability &&
+	       (d->data_allowed & (1U << BCH_DATA_USER));
+}
+
+/*
+ * Write mv->buf (@sectors) to a device outside @exclude, the one with the
+ * most free buckets: *@ptr is where. -BCH_ERR_nospc when no device can
+ * take it.
+ */
+static int write_copy(struct mover *mv, unsigned sectors, uint64_t exclude,
+		      struct bch_extent_ptr_unpacked *ptr, struct printbuf *err)
+{
+	struct bch_fs *c = mv->c;
+	const struct bch_allocator *a = bch_fs_rw_alloc(c);
+	int ret;
+
+	for (;;) {
+		unsigned dev = UINT32_MAX;
+		uint64_t best = 0;
+
+		for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS; d++) {
+			uint64_t f;
+
+			if ((exclude | mv->full) & (1ULL << d) || !dev_takes_data(c, d) ||
+			    a->devs[d]->bucket_size < sectors)
+				continue;
+			f = bch_alloc_dev_free(a, d) + (mv->ob[d].open ? 1 : 0);
+			if (dev == UINT32_MAX || f > best) {
+				dev = d;
+				best = f;
+			}
+		}
+		if (dev == UINT32_MAX)
+			return -BCH_ERR_nospc;
+		if (mv->ob[dev].open && mv->ob[dev].bucket_size - mv->ob[dev].used < sectors) {
+			bch_fs_rw_data_bucket_close(c, dev, mv->ob[dev].bucket);
+			mv->ob[dev].open = false;
+		}
+		if (!mv->ob[dev].open) {
+			ret = bch_fs_rw_data_bucket(c, dev, &mv->ob[dev].bucket, &mv->ob[dev].gen, err);
+			if (ret == -BCH_ERR_nospc) {
+				mv->full |= 1ULL << dev;
+				continue;
+			}
+			if (ret)
+				return ret;
+			mv->ob[dev].open = true;
+			mv->ob[dev].used = 0;
+			mv->ob[dev].bucket_size = a->devs[dev]->bucket_size;
+		}
+		*ptr = (struct bch_extent_ptr_unpacked) {
+			.offset = mv->ob[dev].bucket * mv->ob[dev].bucket_size + mv->ob[dev].used,
+			.dev = (uint8_t)dev,
+			.gen = mv->ob[dev].gen,
+		};
+		ret = dev_pwrite(c->devs[dev]->io, mv->buf, (size_t)sectors << 9, ptr->offset << 9);
+		if (ret) {
+			pr_buf(err, "%s: writing a copy at sector %" PRIu64 ": %s", c->devs[dev]->io->path,
+			       (uint64_t)ptr->offset, bch_err_str(ret));
+			return ret;
+		}
+		mv->ob[dev].used += sectors;
+		return 0;
+	}
+}
+
+/* Devices any pointer of @k is on. */
+static uint64_t key_devs(const struct bkey_ref *k)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	uint64_t devs = 0;
+
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if (p.ptr.dev < 64)
+			devs |= 1ULL << p.ptr.dev;
+	return devs;
+}
+
+/* Devices of the dirty pointers of @k (its replicas entry). */
+static uint64_t dirty_devs(const struct bkey_ref *k, unsigned *nr)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	uint64_t devs = 0;
+
+	*nr = 0;
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if (!p.ptr.cached && k->k.type == BCH_EXTENT && p.ptr.dev < 64) {
+			devs |= 1ULL << p.ptr.dev;
+			(*nr)++;
+		}
+	return devs;
+}
+
+/* Durability of @k's dirty, fresh pointers on usable devices. */
+static unsigned key_durability(struct bch_fs *c, const struct bkey_ref *k)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	unsigned n = 0;
+
+	if (k->k.type != BCH_EXTENT)
+		return 0;
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if (!p.ptr.cached && !ptr_stale(c, &p.ptr))
+			n += bch_dev_ptr_durability(c, p.ptr.dev);
+	return n;
+}
+
+/*
+ * Read a good copy of @k into mv->buf: the pointers in key order, those
+ * on @avoid last; *@src the one read. -EIO (reasons in @why) when none is
+ * good.
+ */
+static int read_good_copy(struct mover *mv, const struct bkey_ref *k, uint64_t avoid,
+			  struct extent_ptr_decoded *src, struct printbuf *why)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		struct extent_ptr_iter it;
+		struct extent_ptr_decoded p;
+
+		extent_ptr_iter_init(&it, k);
+		while (extent_ptr_iter_next(&it, &p) > 0) {
+			bool late = p.ptr.dev < 64 && (avoid & (1ULL << p.ptr.dev));
+
+			if (late != (pass == 1) || ptr_stale(mv->c, &p.ptr) ||
+			    !(p.ptr.dev < BCH_FS_MAX_DEVS && mv->c->devs[p.ptr.dev] &&
+			      mv->c->devs[p.ptr.dev]->io))
+				continue;
+			if (why->pos)
+				pr_str(why, "; ");
+			if (!read_region(mv, k, &p, why)) {
+				*src = p;
+				return 0;
+			}
+		}
+	}
+	if (!why->pos)
+		pr_str(why, "no copy on a device that is present");
+	return -EIO;
+}
+
+struct drop_set {
+	uint64_t	devs;		/* drop every pointer on these devices */
+	uint64_t	idxs;		/* and the pointers with these indexes */
+};
+
+static bool drop_fn(const struct extent_ptr_decoded *p, unsigned i, void *arg)
+{
+	struct drop_set *d = arg;
+
+	return (p->ptr.dev < 64 && (d->devs & (1ULL << p->ptr.dev))) ||
+	       (i < 64 && (d->idxs & (1ULL << i)));
+}
+
+/*
+ * The new version of extent @k: without the pointers @drop says, plus
+ * @nr_new pointers @new (data described by @crc), committed as one
+ * transaction after its replicas entry is in the superblock.
+ */
+static int commit_extent(struct mover *mv, const struct bkey_ref *k, struct drop_set *drop,
+			 const struct bch_extent_crc_unpacked *crc,
+			 const struct bch_extent_ptr_unpacked *new, unsigned nr_new,
+			 struct printbuf *err)
+{
+	struct bch_fs *c = mv->c;
+	uint64_t v[BKEY_EXTENT_VAL_U64s_MAX], v2[BKEY_EXTENT_VAL_U64s_MAX];
+	struct bkey_ref nk = { .k = k->k };
+	struct btree_trans t;
+	unsigned bytes, left, nr;
+	uint64_t devs;
+	int ret;
+
+	bytes = extent_drop_ptrs(k, drop_fn, drop, v, &left);
+	if (left == UINT32_MAX) {
+		pr_str(err, "invalid extent value");
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < nr_new; i++) {
+		bytes = extent_append_ptr(v, bytes, k->k.size, crc, &new[i], v2);
+		if (!bytes) {
+			pr_str(err, "the extent has no room for another pointer");
+			return -E2BIG;
+		}
+		memcpy(v, v2, bytes);
+		left++;
+	}
+	bch_trans_init(&t, c);
+	if (!left) {
+		if (k->k.type == BCH_EXTENT) {
+			struct bkey_h e = k->k;
+
+			e.type = KEY_TYPE_ERROR;
+			bch_trans_update(&t, BTREE_ID_EXTENTS, &e, NULL, 0);
+		} else {
+			bch_trans_delete_extents(&t, k->k.p.inode, k->k.p.offset - k->k.size,
+						 k->k.p.offset);
+		}
+	} else {
+		nk.v = v;
+		nk.v_bytes = bytes;
+		devs = dirty_devs(&nk, &nr);
+		if (nr > BCH_REPLICAS_ENTRY_DEVS_MAX) {
+			bch_trans_exit(&t);
+			pr_buf(err, "the extent would have %u copies (at most %u)", nr,
+			       BCH_REPLICAS_ENTRY_DEVS_MAX);
+			return -E2BIG;
+		}
+		ret = bch_fs_rw_replicas_mark(c, BCH_DATA_USER, devs, err);
+		if (ret) {
+			bch_trans_exit(&t);
+			return ret;
+		}
+		bch_trans_update(&t, BTREE_ID_EXTENTS, &k->k, v, bytes);
+	}
+	ret = bch_trans_commit(&t, err);
+	bch_trans_exit(&t);
+	return ret;
+}
+
+/* "inode 4100 at byte 8192" */
+static void pr_where(struct printbuf *out, const struct bkey_ref *k)
+{
+	pr_buf(out, "inode %" PRIu64 " at byte %" PRIu64, k->k.p.inode,
+	       (k->k.p.offset - k->k.size) << 9);
+}
+
+/* Key @k could not be handled: said in the job's report, counted as an error. */
+__printf(3, 4) static void key_error(struct bch_job *j, const struct bkey_ref *k,
+				     const char *fmt, ...)
+{
+	struct printbuf w = PRINTBUF;
+	va_list args;
+
+	pr_where(&w, k);
+	pr_str(&w, ": ");
+	va_start(args, fmt);
+	pr_vbuf(&w, fmt, args);
+	va_end(args);
+	job_report(j, "%s", printbuf_str(&w));
+	printbuf_exit(&w);
+	pthread_mutex_lock(&j->lock);
+	j->errors++;
+	pthread_mutex_unlock(&j->lock);
+}
+
+/* ---- the walk over extents ------------------------------------------------------ */
+
+/*
+ * What a job does to one extent, engine lock held: > 0 sectors written
+ * (counts against the batch), 0 nothing, < 0 a fatal error for the job.
+ */
+typedef int (*extent_fn)(struct mover *mv, const struct bkey_ref *k, uint64_t *done);
+
+/*
+ * Tests: BCH_JOB_THROTTLE_US=N makes a job sleep N microseconds per extent
+ * it looks at (between batches), so that it can be caught in the middle.
+ */
+static unsigned long job_throttle_us(void)
+{
+	const char *e = getenv("BCH_JOB_THROTTLE_US");
+
+	return e && *e ? strtoul(e, NULL, 10) : 0;
+}
+
+static bool job_stopped(struct bch_job *j)
+{
+	return atomic_load(&j->stop);
+}
+
+static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct mover *, const struct bkey_ref *))
+{
+	struct bch_job *j = mv->j;
+	struct bch_fs *c = mv->c;
+	struct bpos_h pos = { .inode = le64_to_cpu(j->arg.start.inode),
+			      .offset = le64_to_cpu(j->arg.start.offset) };
+	struct bpos_h end = { .inode = le64_to_cpu(j->arg.end.inode),
+			      .offset = le64_to_cpu(j->arg.end.offset) };
+	struct printbuf ignore = PRINTBUF;
+	uint64_t total = 0, done = 0;
+	int ret = 0;
+
+	/* the total, for the percentage (in batches too: the mount keeps going) */
+	job_phase(j, BCH_DATA_USER, BTREE_ID_EXTENTS);
+	for (struct bpos_h p = pos; !ret && !job_stopped(j);) {
+		struct btree_iter iter;
+		struct bkey_ref *k;
+		unsigned n = 0;
+		bool at_end = false;
+
+		bch_fs_lock(c);
+		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, p, &ignore);
+		while (n++ < 4096) {
+			ret = bch_btree_iter_peek(&iter, &k);
+			if (ret || !k || bpos_cmp(k->k.p, end) >= 0) {
+				at_end = true;
+				break;
+			}
+			if (want(mv, k))
+				total += k->k.size;
+			p = k->k.p;
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+		bch_fs_unlock(c);
+		if (at_end)
+			break;
+	}
+	pthread_mutex_lock(&j->lock);
+	j->p.sectors_total = total;
+	pthread_mutex_unlock(&j->lock);
+
+	while (!ret && !job_stopped(j)) {
+		struct btree_iter iter;
+		struct bkey_ref *k;
+		unsigned n = 0;
+		uint64_t bytes = 0;
+		bool at_end = false;
+		unsigned long throttle = job_throttle_us();
+
+		bch_fs_lock(c);
+		if (!bch_fs_rw(c)) {
+			bch_fs_unlock(c);
+			job_report(j, "the filesystem is not writable any more");
+			ret = -EROFS;
+			break;
+		}
+		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, pos, &ignore);
+		for (;;) {
+			int r;
+
+			if (n >= JOB_BATCH_EXTENTS || bytes >= JOB_BATCH_BYTES || job_stopped(j))
+				break;
+			ret = bch_btree_iter_peek(&iter, &k);
+			if (ret || !k || bpos_cmp(k->k.p, end) >= 0) {
+				at_end = true;
+				break;
+			}
+			pos = k->k.p;
+			n++;
+			if (want(mv, k)) {
+				struct bkey_ref copy = *k;
+				uint64_t val[BKEY_EXTENT_VAL_U64s_MAX];
+
+				/* the key may change under the iterator when we commit */
+				if (k->v_bytes > sizeof(val)) {
+					bch_btree_iter_advance(&iter);
+					continue;
+				}
+				memcpy(val, k->v, k->v_bytes);
+				copy.v = val;
+				r = fn(mv, &copy, &done);
+				if (r < 0) {
+					ret = r;
+					break;
+				}
+				bytes += (uint64_t)r << 9;
+			}
+			bch_btree_iter_advance(&iter);
+		}
+		bch_btree_iter_exit(&iter);
+		bch_fs_unlock(c);
+		job_pos(j, pos, done);
+		if (at_end)
+			break;
+		if (throttle)
+			usleep((useconds_t)min_t(unsigned long, throttle * n, 1000000));
+		sched_yield();
+	}
+	printbuf_exit(&ignore);
+	return ret;
+}
+
+/* ---- rereplicate ---------------------------------------------------------------- */
+
+static bool want_all(struct mover *mv, const struct bkey_ref *k)
+{
+	return k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED;
+}
+
+static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *done)
+{
+	struct bch_fs *c = mv->c;
+	struct bch_job *j = mv->j;
+	struct printbuf why = PRINTBUF;
+	struct extent_ptr_decoded src;
+	struct bch_extent_ptr_unpacked new[BCH_REPLICAS_MAX];
+	struct drop_set drop = { 0 };
+	unsigned dur, want, nr_new = 0, sectors, nr_dirty, written = 0;
+	uint64_t exclude;
+	int ret;
+
+	*done += k->k.size;
+	if (k->k.type != BCH_EXTENT)
+		return 0;
+	dur = key_durability(c, k);
+	want = bch_inode_replicas_want(c, k->k.p.inode, &mv->want);
+	if (dur >= want)
+		return 0;
+	if (!dur) {
+		key_error(j, k, "no copy on a working device: cannot be replicated");
+		return 0;
+	}
+	ret = read_good_copy(mv, k, 0, &src, &why);
+	if (ret) {
+		key_error(j, k, "no good copy to replicate (%s)", printbuf_str(&why));
+		printbuf_exit(&why);
+		return 0;
+	}
+	sectors = region_sectors(k, &src);
+	exclude = key_devs(k);
+	/* a key has at most 3 dirty copies: those that give nothing go first */
+	dirty_devs(k, &nr_dirty);
+	{
+		struct extent_ptr_iter it;
+		struct extent_ptr_decoded p;
+
+		extent_ptr_iter_init(&it, k);
+		while (extent_ptr_iter_next(&it, &p) > 0)
+			if (!p.ptr.cached && !bch_dev_ptr_durability(c, p.ptr.dev) && p.ptr.dev < 64 &&
+			    nr_dirty + (want - dur) > BCH_REPLICAS_ENTRY_DEVS_MAX) {
+				drop.devs |= 1ULL << p.ptr.dev;
+				nr_dirty--;
+			}
+	}
+	while (dur < want && nr_new < BCH_REPLICAS_MAX &&
+	       nr_dirty + nr_new < BCH_REPLICAS_ENTRY_DEVS_MAX) {
+		ret = write_copy(mv, sectors, exclude, &new[nr_new], &why);
+		if (ret == -BCH_ERR_nospc)
+			break;
+		if (ret)
+			goto err;
+		exclude |= 1ULL << new[nr_new].dev;
+		dur += bch_dev_ptr_durability(c, new[nr_new].dev);
+		nr_new++;
+		written += sectors;
+	}
+	if (!nr_new) {
+		key_error(j, k, "no device can take another copy");
+		printbuf_exit(&why);
+		return 0;
+	}
+	ret = commit_extent(mv, k, &drop, &src.crc, new, nr_new, &why);
+	if (ret)
+		goto err;
+	pthread_mutex_lock(&j->lock);
+	j->extents_moved++;
+	j->sectors_moved += written;
+	pthread_mutex_unlock(&j->lock);
+	printbuf_exit(&why);
+	return (int)written;
+err:
+	job_report(j, "rereplicate: %s", printbuf_str(&why));
+	printbuf_exit(&why);
+	return ret;
+}
+
+/* ---- migrate ------------------------------------------------------------------------- */
+
+/* Durability of @k's dirty, fresh copies that are not on @dev. */
+static unsigned copies_left(struct mover *mv, const struct bkey_ref *k, unsigned dev)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	unsigned n = 0;
+
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if (p.ptr.dev != dev && !p.ptr.cached && !ptr_stale(mv->c, &p.ptr))
+			n += bch_dev_ptr_durability(mv->c, p.ptr.dev);
+	return n;
+}
+
+static bool want_on_dev(struct mover *mv, const struct bkey_ref *k)
+{
+	unsigned dev = mv->j->arg.migrate.dev;
+
+	return (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED) &&
+	       dev < 64 && (key_devs(k) & (1ULL << dev));
+}
+
+static int migrate_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *done)
+{
+	struct bch_job *j = mv->j;
+	unsigned dev = j->arg.migrate.dev;
+	struct drop_set drop = { .devs = 1ULL << dev };
+	struct printbuf why = PRINTBUF;
+	struct extent_ptr_decoded src;
+	struct bch_extent_ptr_unpacked new;
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+	bool dirty_on_dev = false;
+	unsigned sectors;
+	int ret;
+
+	*done += k->k.size;
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if (p.ptr.dev == dev && !p.ptr.cached && k->k.type == BCH_EXTENT)
+			dirty_on_dev = true;
+	if (!dirty_on_dev || copies_left(mv, k, dev) >= bch_inode_replicas_want(mv->c, k->k.p.inode,
+										 &mv->want)) {
+		/* only cached copies there, or enough copies elsewhere: they just go */
+		ret = commit_extent(mv, k, &drop, NULL, NULL, 0, &why);
+		goto out;
+	}
+	ret = read_good_copy(mv, k, 1ULL << dev, &src, &why);
+	if (ret) {
+		key_error(j, k, "no good copy to move (%s)", printbuf_str(&why));
+		printbuf_exit(&why);
+		return 0;
+	}
+	sectors = region_sectors(k, &src);
+	ret = write_copy(mv, sectors, key_devs(k), &new, &why);
+	if (ret == -BCH_ERR_nospc) {
+		pr_buf(&why, "no other device can take the data of ");
+		pr_where(&why, k);
+		pr_str(&why, " (out of space, or no device left for another copy)");
+		ret = -ENOSPC;
+	}
+	if (!ret)
+		ret = commit_extent(mv, k, &drop, &src.crc, &new, 1, &why);
+	if (!ret) {
+		pthread_mutex_lock(&j->lock);
+		j->extents_moved++;
+		j->sectors_moved += sectors;
+		pthread_mutex_unlock(&j->lock);
+		ret = (int)sectors;
+	}
+out:
+	if (ret < 0)
+		job_report(j, "migrate: %s", printbuf_str(&why));
+	printbuf_exit(&why);
+	return ret;
+}
+
+/* ---- scrub ------------------------------------------------------------------------- */
+
+struct scrub_bad {
+	uint64_t	inum;
+	uint64_t	offset;		/* bytes */
+	char		what[160];
+};
+
+struct scrub_state {
+	struct scrub_bad	*bad;
+	size_t			nr_bad;
+	uint64_t		unverifiable;
+};
+
+static int scrub_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *done)
+{
+	struct bch_fs *c = mv->c;
+	struct bch_job *j = mv->j;
+	struct printbuf why = PRINTBUF, w = PRINTBUF;
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p, good = { 0 };
+	struct drop_set drop = { 0 };
+	struct bch_extent_ptr_unpacked new[BCH_REPLICAS_MAX];
+	uint64_t bad_dirty = 0, exclude;
+	unsigned i = 0, nr_bad = 0, nr_new = 0, written = 0, sectors = 0;
+	bool have_good = false, any_csum = false;
+	int ret = 0;
+
+	*done += k->k.size;
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0) {
+		unsigned idx = i++;
+
+		if (p.crc.entry_type >= 0 && p.crc.csum_type)
+			any_csum = true;
+		if (ptr_stale(c, &p.ptr) || !(p.ptr.dev < BCH_FS_MAX_DEVS && c->devs[p.ptr.dev] &&
+					       c->devs[p.ptr.dev]->io))
+			continue;
+		printbuf_reset(&why);
+		if (!read_region(mv, k, &p, &why)) {
+			if (!have_good) {
+				good = p;
+				have_good = true;
+			}
+			continue;
+		}
+		/* a bad copy */
+		nr_bad++;
+		pr_where(&w, k);
+		job_report(j, "%s: %s", printbuf_str(&w), printbuf_str(&why));
+		printbuf_reset(&w);
+		if (p.ptr.cached || k->k.type == BCH_EXTENT_CACHED) {
+			drop.idxs |= idx < 64 ? 1ULL << idx : 0;
+		} else if (p.ptr.dev < 64) {
+			bad_dirty |= 1ULL << p.ptr.dev;
+		}
+	}
+	if (!any_csum) {
+		mv->scrub->unverifiable += k->k.size;
+		goto out;
+	}
+	if (!nr_bad)
+		goto out;
+	if (!have_good) {
+		struct scrub_state *s = mv->scrub;
+
+		s->bad = xrealloc(s->bad, (s->nr_bad + 1) * sizeof(*s->bad));
+		s->bad[s->nr_bad].inum = k->k.p.inode;
+		s->bad[s->nr_bad].offset = (k->k.p.offset - k->k.size) << 9;
+		snprintf(s->bad[s->nr_bad].what, sizeof(s->bad[0].what),
+			 "%" PRIu64 " bytes, no good copy", (uint64_t)k->k.size << 9);
+		s->nr_bad++;
+		pthread_mutex_lock(&j->lock);
+		j->errors++;
+		pthread_mutex_unlock(&j->lock);
+		goto out;
+	}
+	/* rewrite each bad copy from the good one (on its own device when it can) */
+	if (!read_region(mv, k, &good, &why)) {
+		sectors = region_sectors(k, &good);
+		drop.devs = bad_dirty;
+		exclude = key_devs(k) & ~bad_dirty;
+		for (unsigned d = 0; d < 64 && !ret; d++) {
+			if (!(bad_dirty & (1ULL << d)))
+				continue;
+			/* the device of the bad copy first: the key already has the others */
+			ret = write_copy(mv, sectors, exclude | ~(1ULL << d), &new[nr_new], &why);
+			if (ret == -BCH_ERR_nospc)
+				ret = write_copy(mv, sectors, exclude, &new[nr_new], &why);
+			if (ret)
+				break;
+			exclude |= 1ULL << new[nr_new].dev;
+			nr_new++;
+			written += sectors;
+		}
+		if (!ret || ret == -BCH_ERR_nospc)
+			ret = commit_extent(mv, k, &drop, &good.crc, new, nr_new, &why);
+		if (!ret) {
+			pthread_mutex_lock(&j->lock);
+			j->repaired += nr_bad;
+			j->extents_moved++;
+			j->sectors_moved += written;
+			pthread_mutex_unlock(&j->lock);
+			pr_where(&w, k);
+			job_report(j, "%s: repaired from device %u", printbuf_str(&w), good.ptr.dev);
+		} else {
+			key_error(j, k, "repair failed: %s", printbuf_str(&why));
+			ret = 0;
+		}
+	}
+out:
+	printbuf_exit(&why);
+	printbuf_exit(&w);
+	return ret < 0 ? ret : (int)written;
+}
+
+/* ---- btree phases ------------------------------------------------------------------- */
+
+struct node_walk {
+	struct bch_fs	*c;
+	struct bch_job	*j;
+	struct mover	*mv;
+	unsigned	want;		/* rereplicate: metadata replicas */
+	uint64_t	nr;		/* nodes to rewrite */
+	uint64_t	bad;		/* scrub: nodes with no good copy */
+};
+
+static int node_few_copies(void *arg, const struct btree_node_visit *v)
+{
+	struct node_walk *w = arg;
+	struct btree_ptr_h p[BCH_REPLICAS_MAX];
+	unsigned dur = 0;
+	int nr;
+
+	if (!v->ptr || (nr = btree_ptr_decode(v->ptr, p, BCH_REPLICAS_MAX)) <= 0)
+		return 0;
+	for (int i = 0; i < nr; i++)
+		dur += bch_dev_ptr_durability(w->c, p[i].dev);
+	if (dur < w->want) {
+		bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, v->ptr->k.p);
+		w->nr++;
+	}
+	return 0;
+}
+
+/* Read every copy of a node, verify it: bad copies make the node rewritten. */
+static int node_scrub(void *arg, const struct btree_node_visit *v)
+{
+	struct node_walk *w = arg;
+	struct bch_fs *c = w->c;
+	struct btree_ptr_h p[BCH_REPLICAS_MAX];
+	struct btree_node_ctx ctx;
+	unsigned good = 0, bad = 0;
+	int nr;
+
+	if (!v->ptr || (nr = btree_ptr_decode(v->ptr, p, BCH_REPLICAS_MAX)) <= 0)
+		return 0;
+	btree_node_ctx_init(&ctx, c);
+	for (int i = 0; i < nr; i++) {
+		struct btree_node_expect exp = {
+			.btree_id = v->btree_id, .level = v->level, .max_key = v->ptr->k.p,
+		};
+		struct printbuf why = PRINTBUF;
+		struct btree_node_h *n = NULL;
+		size_t bytes = (size_t)c->btree_node_size << 9;
+		char where[64];
+		void *data;
+		int ret;
+
+		if (p[i].dev >= BCH_FS_MAX_DEVS || !c->devs[p[i].dev] || !c->devs[p[i].dev]->io)
+			continue;
+		data = xmalloc(bytes);
+		ret = bch_dev_read(c, p[i].dev, data, bytes, p[i].offset);
+		snprintf(where, sizeof(where), "dev %u sector %" PRIu64, p[i].dev, p[i].offset);
+		if (ret)
+			free(data);
+		else
+			ret = btree_node_parse(&ctx, &exp, data, bytes, where, &n, &why);
+		if (!ret && n->csum_errors)
+			ret = -BCH_ERR_btree_node_bad_csum;
+		if (ret) {
+			bad++;
+			job_report(w->j, "btree %s level %u node ending at %" PRIu64 ":%" PRIu64
+				   ": copy on device %u sector %" PRIu64 " is bad (%s)",
+				   bch_btree_id_str(v->btree_id), v->level, v->ptr->k.p.inode,
+				   v->ptr->k.p.offset, p[i].dev, p[i].offset, bch_err_str(ret));
+		} else {
+			good++;
+		}
+		btree_node_free(n);
+		printbuf_exit(&why);
+	}
+	if (bad && good) {
+		bch_fs_rw_force_rewrite(c, v->btree_id, v->level, v->ptr->k.p);
+		w->nr++;
+		pthread_mutex_lock(&w->j->lock);
+		w->j->repaired += bad;
+		pthread_mutex_unlock(&w->j->lock);
+	} else if (bad) {
+		w->bad++;
+		pthread_mutex_lock(&w->j->lock);
+		w->j->errors++;
+		pthread_mutex_unlock(&w->j->lock);
+	}
+	return 0;
+}
+
+/* ---- paths of damaged files (scrub's report) ------------------------------------- */
+
+struct dent {
+	uint64_t	inum;		/* target */
+	uint64_t	dir;
+	char		*name;
+};
+
+static int dent_cmp(const void *a, const void *b)
+{
+	const struct dent *x = a, *y = b;
+
+	return (x->inum > y->inum) - (x->inum < y->inum);
+}
+
+static bool inum_wanted(const struct scrub_state *s, uint64_t inum)
+{
+	for (size_t i = 0; i < s->nr_bad; i++)
+		if (s->bad[i].inum == inum)
+			return true;
+	return false;
+}
+
+/* The path of @inum from the dirents collected in @d (sorted), or "?" parts. */
+static void pr_path(struct printbuf *out, const struct dent *d, size_t nr, uint64_t inum)
+{
+	const char *parts[256];
+	unsigned n = 0;
+
+	while (inum != BCACHEFS_ROOT_INO && n < ARRAY_SIZE(parts)) {
+		struct dent key = { .inum = inum };
+		const struct dent *e = bsearch(&key, d, nr, sizeof(*d), dent_cmp);
+
+		if (!e) {
+			parts[n++] = NULL;
+			break;
+		}
+		parts[n++] = e->name;
+		inum = e->dir;
+	}
+	if (!n)
+		pr_char(out, '/');
+	while (n--) {
+		pr_char(out, '/');
+		pr_str(out, parts[n] ?: "(unreachable)");
+	}
+}
+
+/* One line per extent with no good copy: the file's path, where, what. */
+static void scrub_report_paths(struct bch_job *j, struct scrub_state *s)
+{
+	struct bch_fs *c = j->c;
+	struct printbuf ignore = PRINTBUF, line = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	struct dent *d = NULL;
+	size_t nr = 0, size = 0;
+
+	if (!s->nr_bad)
+		return;
+	bch_fs_lock(c);
+	bch_btree_iter_init(&iter, c, BTREE_ID_DIRENTS, POS_H_MIN, &ignore);
+	while (!bch_btree_iter_peek(&iter, &k) && k) {
+		struct bch_dirent_h de;
+
+		if (k->k.type == 128 && !bch_dirent_decode(k, &de) &&
+		    (de.d_type == 4 /* DT_DIR */ || inum_wanted(s, de.d_inum))) {
+			if (nr == size) {
+				size = size ? 2 * size : 64;
+				d = xrealloc(d, size * sizeof(*d));
+			}
+			d[nr].inum = de.d_inum;
+			d[nr].dir = k->k.p.inode;
+			d[nr].name = strndup((const char *)de.name, de.name_len);
+			nr++;
+		}
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	bch_fs_unlock(c);
+	qsort(d, nr, sizeof(*d), dent_cmp);
+
+	for (size_t i = 0; i < s->nr_bad; i++) {
+		printbuf_reset(&line);
+		pr_str(&line, "not repaired: ");
+		pr_path(&line, d, nr, s->bad[i].inum);
+		pr_buf(&line, " (inode %" PRIu64 ") at byte %" PRIu64 ": %s", s->bad[i].inum,
+		       s->bad[i].offset, s->bad[i].what);
+		job_report(j, "%s", printbuf_str(&line));
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(d[i].name);
+	free(d);
+	printbuf_exit(&line);
+	printbuf_exit(&ignore);
+}
+
+/* ---- the phases ---------------------------------------------------------------------- */
+
+/* A checkpoint (journal phase): nothing before it in the journal is needed any more. */
+static int phase_journal(struct bch_job *j, struct printbuf *err)
+{
+	int ret;
+
+	job_phase(j, BCH_DATA_JOURNAL, 0);
+	bch_fs_lock(j->c);
+	ret = bch_fs_checkpoint(j->c, err);
+	bch_fs_unlock(j->c);
+	return ret;
+}
+
+/*
+ * Btree phase: @fn marks the nodes to rewrite; a checkpoint rewrites them
+ * (with @avoid read-only for the allocator meanwhile: no new node there).
+ */
+static int phase_btree(struct bch_job *j, struct node_walk *w,
+		       int (*fn)(void *, const struct btree_node_visit *), int avoid,
+		       struct printbuf *err)
+{
+	struct bch_fs *c = j->c;
+	struct printbuf ignore = PRINTBUF;
+	int ret = 0;
+
+	job_phase(j, BCH_DATA_BTREE, 0);
+	bch_fs_lock(c);
+	for (unsigned id = 0; id < BCH_NR_BTREES && !ret && !job_stopped(j); id++) {
+		job_phase(j, BCH_DATA_BTREE, id);
+		ret = bch_btree_walk_nodes(c, id, fn, w, &ignore);
+	}
+	if (!ret && w->nr) {
+		struct bch_allocator *a = bch_fs_rw_alloc(c);
+		struct bch_dev_alloc *d = a && avoid >= 0 ? a->devs[avoid] : NULL;
+		unsigned state = d ? d->state : 0;
+
+		if (d)
+			d->state = BCH_MEMBER_STATE_RO;
+		ret = bch_fs_checkpoint(c, err);
+		if (d && a->devs[avoid] == d)
+			d->state = state;
+	}
+	bch_fs_unlock(c);
+	printbuf_exit(&ignore);
+	return ret;
+}
+
+static int phase_gc(struct bch_job *j, struct mover *mv, struct printbuf *err)
+{
+	int ret;
+
+	bch_fs_lock(j->c);
+	mover_close(mv);
+	ret = bch_fs_replicas_gc(j->c, err);
+	bch_fs_unlock(j->c);
+	return ret;
+}
+
+static int run_rereplicate(struct bch_job *j, struct mover *mv, struct printbuf *err)
+{
+	struct node_walk w = { .c = j->c, .j = j, .mv = mv };
+	int ret;
+
+	w.want = (unsigned)BCH_SB_META_REPLICAS_WANT(j->c->sb) ?: 1;
+	ret = phase_journal(j, err) ?: phase_btree(j, &w, node_few_copies, -1, err);
+	if (!ret)
+		ret = walk_extents(mv, rereplicate_extent, want_all);
+	return ret;
+}
+
+static int node_on_dev_w(void *arg, const struct btree_node_visit *v)
+{
+	struct node_walk *w = arg;
+	struct btree_ptr_h p[BCH_REPLICAS_MAX];
+	int nr;
+
+	if (!v->ptr || (nr = btree_ptr_decode(v->ptr, p, BCH_REPLICAS_MAX)) <= 0)
+		return 0;
+	for (int i = 0; i < nr; i++)
+		if (p[i].dev == w->j->arg.migrate.dev) {
+			bch_fs_rw_force_rewrite(w->c, v->btree_id, v->level, v->ptr->k.p);
+			w->nr++;
+			break;
+		}
+	return 0;
+}
+
+static int run_migrate(struct bch_job *j, struct mover *mv, struct printbuf *err)
+{
+	struct node_walk w = { .c = j->c, .j = j, .mv = mv };
+	unsigned dev = j->arg.migrate.dev;
+	int ret;
+
+	ret = phase_journal(j, err) ?: phase_btree(j, &w, node_on_dev_w, (int)dev, err);
+	if (!ret)
+		ret = walk_extents(mv, migrate_extent, want_on_dev);
+	return ret;
+}
+
+static int run_scrub(struct bch_job *j, struct mover *mv, struct printbuf *err)
+{
+	struct node_walk w = { .c = j->c, .j = j, .mv = mv };
+	struct scrub_state s = { 0 };
+	int ret;
+
+	mv->scrub = &s;
+	ret = phase_btree(j, &w, node_scrub, -1, err);
+	if (!ret)
+		ret = walk_extents(mv, scrub_extent, want_all);
+	if (!ret && w.bad)
+		job_report(j, "not repaired: %" PRIu64 " btree nodes with no good copy", w.bad);
+	scrub_report_paths(j, &s);
+	if (s.unverifiable)
+		job_report(j, "%" PRIu64 " bytes of data have no checksum: not verified",
+			   s.unverifiable << 9);
+	free(s.bad);
+	mv->scrub = NULL;
+	return ret;
+}
+
+static void *worker_fn(void *arg)
+{
+	struct bch_job *j = arg;
+	struct mover mv = { .c = j->c, .j = j };
+	struct printbuf err = PRINTBUF;
+	int ret;
+
+	switch (j->arg.op) {
+	case BCH_DATA_OP_REREPLICATE:
+		ret = run_rereplicate(j, &mv, &err);
+		break;
+	case BCH_DATA_OP_MIGRATE:
+		ret = run_migrate(j, &mv, &err);
+		break;
+	default:
+		ret = run_scrub(j, &mv, &err);
+		break;
+	}
+	/* what changed, in the replicas table (also after a stop: it is short) */
+	if (j->arg.op != BCH_DATA_OP_SCRUB || j->repaired) {
+		struct printbuf gc = PRINTBUF;
+		int r = phase_gc(j, &mv, &gc);
+
+		if (r && !ret) {
+			ret = r;
+			pr_buf(&err, "replicas GC: %s", printbuf_str(&gc));
+		}
+		printbuf_exit(&gc);
+	} else {
+		bch_fs_lock(j->c);
+		mover_close(&mv);
+		bch_fs_unlock(j->c);
+	}
+	if (ret && err.pos)
+		job_report(j, "%s", printbuf_str(&err));
+	mover_exit(&mv);
+	printbuf_exit(&err);
+
+	pthread_mutex_lock(&j->lock);
+	if (j->nr_reported > JOB_REPORT_MAX)
+		pr_buf(&j->report, "... and %u more\n", j->nr_reported - JOB_REPORT_MAX);
+	j->ret = ret < 0 ? -bch_err_errno(ret) : 0;
+	j->done = true;
+	j->p.data_type = BCH_DATA_PROGRESS_DONE;
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+/* ---- the job descriptor --------------------------------------------------------- */
+
+static void reply_progress(struct bch_job *j)
+{
+	struct bch_ioctl_data_event ev = { .type = BCH_DATA_EVENT_PROGRESS };
+
+	pthread_mutex_lock(&j->lock);
+	ev.p = j->p;
+	pthread_mutex_unlock(&j->lock);
+	send(j->fd, &ev, sizeof(ev), MSG_NOSIGNAL);
+}
+
+static void reply_result(struct bch_job *j)
+{
+	struct bch_job_result r = { .magic = BCH_CTL_JOB_MAGIC };
+	struct iovec iov[2];
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2 };
+	size_t msg;
+
+	pthread_mutex_lock(&j->lock);
+	r.done		= j->done;
+	r.ret		= j->ret;
+	r.sectors_moved	= j->sectors_moved;
+	r.extents_moved	= j->extents_moved;
+	r.errors	= j->errors;
+	r.repaired	= j->repaired;
+	msg = j->done ? min_t(size_t, j->report.pos, BCH_CTL_TEXT_MAX) : 0;
+	r.msg_bytes	= (uint32_t)msg;
+	iov[0] = (struct iovec) { &r, sizeof(r) };
+	iov[1] = (struct iovec) { j->report.buf, msg };
+	sendmsg(j->fd, &mh, MSG_NOSIGNAL);
+	pthread_mutex_unlock(&j->lock);
+}
+
+static void *responder_fn(void *arg)
+{
+	struct bch_job *j = arg;
+
+	for (;;) {
+		struct bch_job_req req;
+		ssize_t n = recv(j->fd, &req, sizeof(req), MSG_TRUNC);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		/* closed, or a request we do not know: the job stops */
+		if (n != sizeof(req) || req.magic != BCH_CTL_JOB_MAGIC)
+			break;
+		if (req.type == BCH_JOB_REQ_PROGRESS)
+			reply_progress(j);
+		else if (req.type == BCH_JOB_REQ_RESULT)
+			reply_result(j);
+		else
+			break;
+	}
+	atomic_store(&j->stop, true);
+	pthread_join(j->worker, NULL);
+	j->worker_live = false;
+	atomic_store(&j->finished, true);
+	return NULL;
+}
+
+static void job_free(struct bch_job *j)
+{
+	close(j->fd);
+	pthread_mutex_destroy(&j->lock);
+	printbuf_exit(&j->report);
+	free(j);
+}
+
+void bch_jobs_reap(struct bch_admin *a, bool wait)
+{
+	struct bch_job **p, *j;
+
+	pthread_mutex_lock(&a->lock);
+	for (p = &a->jobs; (j = *p);) {
+		if (!wait && !atomic_load(&j->finished)) {
+			p = &j->next;
+			continue;
+		}
+		*p = j->next;
+		pthread_mutex_unlock(&a->lock);
+		pthread_join(j->responder, NULL);
+		job_free(j);
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void bch_jobs_stop_all(struct bch_admin *a)
+{
+	pthread_mutex_lock(&a->lock);
+	for (struct bch_job *j = a->jobs; j; j = j->next) {
+		atomic_store(&j->stop, true);
+		/* the responder's recv() returns: it joins the worker */
+		shutdown(j->fd, SHUT_RDWR);
+	}
+	pthread_mutex_unlock(&a->lock);
+	bch_jobs_reap(a, true);
+}
+
+int bch_fs_data(struct bch_admin *a, const struct bch_ioctl_data *arg, int *fd,
+		struct printbuf *msg)
+{
+	struct bch_fs *c = a->c;
+	struct bch_job *j;
+	sigset_t all, old;
+	int sv[2], ret;
+
+	*fd = -1;
+	bch_jobs_reap(a, false);
+	if (arg->op >= BCH_DATA_OP_NR || arg->flags) {
+		pr_buf(msg, "DATA: unknown op %u or flags %#x", arg->op, arg->flags);
+		return -EINVAL;
+	}
+	bch_fs_lock(c);
+	ret = bch_fs_rw(c) ? 0 : -EROFS;
+	if (ret)
+		pr_str(msg, c->opts.read_only ? "the filesystem is mounted read-only"
+					      : "the filesystem is not writable");
+	if (!ret && arg->op == BCH_DATA_OP_MIGRATE &&
+	    (arg->migrate.dev >= c->nr_devices || !bch_sb_member_exists(c->sb, arg->migrate.dev))) {
+		pr_buf(msg, "MIGRATE: no member device %u", arg->migrate.dev);
+		ret = -EINVAL;
+	}
+	bch_fs_unlock(c);
+	if (ret)
+		return ret;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
+		ret = -errno;
+		pr_buf(msg, "socketpair: %s", strerror(errno));
+		return ret;
+	}
+	j = xcalloc(1, sizeof(*j));
+	j->a = a;
+	j->c = c;
+	j->arg = *arg;
+	j->fd = sv[1];
+	j->report = PRINTBUF;
+	pthread_mutex_init(&j->lock, NULL);
+	j->p.data_type = 0;
+
+	/* the threads take no signal (the mount's SIGTERM is the FUSE loop's) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	ret = -pthread_create(&j->worker, NULL, worker_fn, j);
+	if (!ret) {
+		j->worker_live = true;
+		ret = -pthread_create(&j->responder, NULL, responder_fn, j);
+		if (ret) {
+			atomic_store(&j->stop, true);
+			pthread_join(j->worker, NULL);
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		pr_buf(msg, "cannot start the job: %s", strerror(-ret));
+		close(sv[0]);
+		job_free(j);
+		return ret;
+	}
+	pthread_mutex_lock(&a->lock);
+	j->next = a->jobs;
+	a->jobs = j;
+	pthread_mutex_unlock(&a->lock);
+	*fd = sv[0];
+	return 0;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Data jobs (spec 50 §8.4 DATA, §8.5; 30 §8): rereplicate, migrate,
+ * scrub, each an engine thread that moves one extent per transaction and
+ * publishes progress records through its job descriptor.
+ */
+#ifndef BCH_DATA_JOB_H
+#define BCH_DATA_JOB_H
+
+#include <stdbool.h>
+
+#include "format/ioctl.h"
+
+struct bch_admin;
+struct printbuf;
+
+/* Start job @arg (the seed's 56-byte struct; the 112-byte one shares it): *@fd its descriptor. */
+int bch_fs_data(struct bch_admin *a, const struct bch_ioctl_data *arg, int *fd,
+		struct printbuf *msg);
+/* Ask every job to stop (each ends after its current extent). */
+void bch_jobs_stop_all(struct bch_admin *a);
+/* Free the jobs that ended (@wait: wait for all of them first). */
+void bch_jobs_reap(struct bch_admin *a, bool wait);
+
+#endif

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A simple allocator (spec 30 §5, §7): in-memory bucket state for each
+ * member (what each bucket holds, its gen), marked from the superblock
+ * layout, the journal field and anything the caller marks; free buckets
+ * for metadata that are never ones in use; alloc keys for the buckets
+ * whose gen changed; journal bucket choice for a new filesystem
+ * (10 §5.10, 30 §1.1); and the superblock replicas table (30 §7).
+ *
+ * Single-threaded and offline: there are no free lists or reserves, a
+ * bucket is "available" when nothing is marked in it and it was not
+ * handed out before (30 §5.6 without the runtime machinery).
+ */
+#ifndef BCH_ALLOC_H
+#define BCH_ALLOC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bkey/bkey.h"
+#include "btree/node.h"
+
+struct bch_fs;
+struct bch_sb;
+struct printbuf;
+
+#define BCH_ALLOC_MAX_DEVS	64	/* = BCH_FS_MAX_DEVS */
+
+struct bucket_h {
+	uint8_t		gen;
+	uint8_t		data_type;	/* enum bch_data_type of what is in it */
+	bool		gen_valid;	/* gen known (alloc key or invalidated here) */
+	bool		gen_dirty;	/* gen changed: its alloc key must be written */
+	bool		owned;		/* handed out by bch_alloc_bucket() */
+	bool		has_key;	/* the alloc btree has a key for it */
+	bool		pending;	/* emptied: free once pending_seq is durable */
+	uint32_t	dirty_sectors;
+	uint32_t	pending_seq;	/* low 32 bits of the newest such seq */
+};
+
+struct bch_dev_alloc {
+	bool		present;	/* member exists and its device is open */
+	unsigned	idx;
+	uint64_t	nbuckets;
+	unsigned	first_bucket;
+	unsigned	bucket_size;	/* sectors */
+	unsigned	state;		/* BCH_MEMBER_STATE_* */
+	unsigned	durability;
+	unsigned	data_allowed;	/* bit t = data type t */
+	/*
+	 * Bucket state in chunks of BUCKET_CHUNK buckets, allocated when a
+	 * bucket of the chunk is first changed: a NULL chunk is all zero
+	 * (free, gen 0). A big empty device costs nothing (format time does
+	 * not follow the device size).
+	 */
+	struct bucket_h	**chunk;
+	uint64_t	nr_chunks;
+	uint64_t	nr_free;	/* free buckets (bch_alloc_bucket_free) */
+	uint64_t	*journal;	/* journal buckets in ring order */
+	unsigned	nr_journal;
+	uint64_t	next;		/* allocation cursor (lowest free from here) */
+};
+
+#define BUCKET_CHUNK_SHIFT	14
+#define BUCKET_CHUNK		(1ULL << BUCKET_CHUNK_SHIFT)
+
+_Static_assert(sizeof(struct bucket_h) == 16, "bucket_h");
+
+/* Bucket @b (< nbuckets) of @d, to read: a shared zero bucket when untouched. */
+static inline const struct bucket_h *bch_bucket(const struct bch_dev_alloc *d, uint64_t b)
+{
+	static const struct bucket_h zero;
+	const struct bucket_h *c = d->chunk[b >> BUCKET_CHUNK_SHIFT];
+
+	return c ? &c[b & (BUCKET_CHUNK - 1)] : &zero;
+}
+
+/*
+ * Bucket @b of @d, to change. Changes that can make it free or in use go
+ * through the allocator's functions (they keep nr_free).
+ */
+struct bucket_h *bch_bucket_mut(struct bch_dev_alloc *d, uint64_t b);
+
+/* In-memory replicas table (30 §7.1): entries as device bitmasks. */
+struct bch_replicas_h {
+	uint8_t		data_type;
+	uint64_t	devs;		/* bit d = device d */
+};
+
+struct bch_replicas_table {
+	struct bch_replicas_h	*e;
+	size_t			nr;
+	bool			changed;	/* entries added since load */
+};
+
+/* A bucket that emptied: free once journal entry @seq is durable (30 §5.6). */
+struct bch_pending_free {
+	unsigned	dev;
+	uint64_t	bucket;
+	uint64_t	seq;
+};
+
+struct bch_allocator {
+	struct bch_dev_alloc	*devs[BCH_ALLOC_MAX_DEVS];
+	unsigned		nr_devices;	/* superblock nr_devices */
+	unsigned		block_size;	/* sectors */
+	unsigned		btree_node_size;
+	unsigned		meta_replicas;	/* wanted */
+	unsigned		meta_replicas_req;
+	unsigned		rr;		/* round-robin cursor among equal devices */
+	struct bch_replicas_table replicas;
+
+	/* emptied buckets waiting for their journal entry (bch_alloc_user_add) */
+	struct bch_pending_free	*pending;
+	size_t			nr_pending, size_pending;
+};
+
+/*
+ * Bucket state of every present member of @c: superblock buckets, journal
+ * buckets (from each device's own superblock), gens from ca->bucket_gens
+ * when the alloc btree was read (else 0, not valid), replicas from c->sb.
+ */
+int bch_alloc_init(struct bch_allocator *a, struct bch_fs *c, struct printbuf *err);
+void bch_alloc_exit(struct bch_allocator *a);
+
+/*
+ * Mark @sectors of bucket @bucket on @dev as holding @data_type. Two
+ * different types in one bucket are an error (-EINVAL, message).
+ */
+int bch_alloc_mark(struct bch_allocator *a, unsigned dev, uint64_t bucket,
+		   unsigned data_type, unsigned sectors, struct printbuf *err);
+
+/* Mark what a btree pointer key references (btree_node_size per pointer). */
+int bch_alloc_mark_btree_ptr(struct bch_allocator *a, const struct bkey_ref *k,
+			     struct printbuf *err);
+
+/* Is the bucket free (nothing marked, not handed out, >= first_bucket)? */
+bool bch_alloc_bucket_free(const struct bch_allocator *a, unsigned dev, uint64_t bucket);
+
+/*
+ * Journal buckets for a device of @nbuckets buckets of @bucket_size
+ * sectors (10 §5.10, 30 §1.1): clamp(nbuckets >> 8, 20, min(1024, 2^20 /
+ * bucket_size)), the upper bound winning.
+ */
+unsigned bch_journal_buckets_wanted(uint64_t nbuckets, unsigned bucket_size);
+
+/*
+ * Give device @dev @nr journal buckets: the lowest free buckets b0 < b1 <
+ * ... in ring order b1 .. b(nr-1), b0 (the reference's insertion order).
+ * Marks them JOURNAL. -EEXIST if the device already has a journal,
+ * -ENOSPC if there are not enough free buckets.
+ */
+int bch_alloc_journal_buckets(struct bch_allocator *a, unsigned dev, unsigned nr,
+			      struct printbuf *err);
+
+/*
+ * Take the lowest free bucket of @dev for @data_type: invalidate it (gen +
+ * 1, alloc key dirty), mark @sectors of it. Never returns a bucket in use.
+ */
+int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
+		     unsigned sectors, uint64_t *bucket, uint8_t *gen,
+		     struct printbuf *err);
+
+/*
+ * Space for one btree node with metadata_replicas copies (durability
+ * counted; devices that are RW, allow btree data and have durability >= 1),
+ * each copy in its own fresh bucket. Fills @ptrs (offset = bucket start)
+ * and *@nr. -ENOSPC / -EROFS (fewer than metadata_replicas_required).
+ */
+int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsigned *nr,
+			 struct printbuf *err);
+
+/*
+ * Alloc keys (btree 4, type 128, fields 0: value `00 gen 00..`, 30 §5.3)
+ * for every bucket whose gen changed, sorted by (dev, bucket). *@keys and
+ * *@vals are malloc'd (free both); keys point into vals.
+ */
+int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
+			 uint64_t **vals, size_t *nr);
+
+/*
+ * The whole alloc btree as the allocator knows it: a key for every bucket
+ * that had one, has a gen other than 0, or holds btree, user or cached
+ * data, sorted by (dev, bucket). Those buckets are then marked has_key.
+ * *@keys and *@vals are malloc'd (free both).
+ */
+int bch_alloc_all_keys(struct bch_allocator *a, struct bkey_ref **keys,
+		       uint64_t **vals, size_t *nr);
+
+/* The bucket holds nothing any more (its gen stays; the next use bumps it). */
+void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket);
+
+/*
+ * Set the gen of a bucket (fsck: a pointer's gen is newer than its
+ * bucket's, or the bucket had no alloc key): the gen is then known and
+ * its alloc key dirty. False when there is no such bucket. (issue #5)
+ */
+bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen);
+
+/*
+ * ---- user data, at run time ----
+ *
+ * A user-data bucket counts the logical sectors of the live extents that
+ * point into it (key sizes: a linear count, so that an overwrite subtracts
+ * exactly what it covers, compressed or not). When the count reaches 0
+ * the bucket is not free at once: its keys were overwritten by an update
+ * in journal entry @seq, and until that entry is durable a crash would
+ * bring them back. It is held (owned) until bch_alloc_release_durable()
+ * is told that @seq is durable (held: pending). A bucket a write point is
+ * filling (owned) waits for bch_alloc_wp_close(), which may come before
+ * the keys of its data are committed: a held bucket that got data
+ * meanwhile is simply in use when its entry is durable, and one emptied
+ * again meanwhile waits for the later entry.
+ */
+void bch_alloc_user_add(struct bch_allocator *a, unsigned dev, uint64_t bucket,
+			int64_t delta, uint64_t seq);
+/* A write point is done with @bucket (full, or stopping): see above. */
+void bch_alloc_wp_close(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint64_t seq);
+/* Buckets that emptied in entries up to @durable_seq become free. */
+void bch_alloc_release_durable(struct bch_allocator *a, uint64_t durable_seq);
+/* Free buckets of @dev. */
+uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev);
+
+/* Every gen change is in the alloc btree now. */
+void bch_alloc_clear_dirty(struct bch_allocator *a);
+
+/*
+ * ---- members changing at run time (issue 12) ----
+ *
+ * Bring the bucket state of device @dev in line with member @dev of c->sb
+ * and c->devs[@dev]: a member that is gone loses its state (its alloc keys
+ * are not written again); a new one starts with every bucket free but its
+ * superblock area (gens from ca->bucket_gens when known); state,
+ * durability and data types allowed follow the member; a member that
+ * grew gets its new buckets free; one that comes (back) online has its
+ * superblock and journal buckets (from ca->sb) marked. A member whose
+ * device is missing keeps its gens (not present: nothing is allocated
+ * there, its alloc keys are kept).
+ */
+int bch_alloc_dev_sync(struct bch_allocator *a, struct bch_fs *c, unsigned dev,
+		       struct printbuf *err);
+
+/* ---- replicas (30 §7) ---- */
+
+/* Load the table of superblock @sb (entries with devices >= 64 are skipped). */
+void bch_replicas_load(struct bch_replicas_table *r, const struct bch_sb *sb);
+void bch_replicas_exit(struct bch_replicas_table *r);
+/* Add {data_type, devs} if missing; returns true when it was added. */
+bool bch_replicas_add(struct bch_replicas_table *r, unsigned data_type, uint64_t devs);
+bool bch_replicas_has(const struct bch_replicas_table *r, unsigned data_type, uint64_t devs);
+
+/*
+ * The replicas field body as the reference writes it (30 §7.1): sorted by
+ * (data_type, device bitmap), stored in Eytzinger order, u64s =
+ * ceil((16 + sum(2 + nr)) / 8) (header counted twice). @out receives the
+ * whole field including its 8-byte header; returns its size in bytes, or
+ * 0 when an entry has more than 3 devices (-EINVAL for the caller).
+ */
+size_t bch_replicas_field_build(const struct bch_replicas_table *r, uint8_t **out);
+
+/*
+ * Replace (or append) field @type of *@sb with @field (a whole field,
+ * header included, @bytes a multiple of 8); *@sb is reallocated. A field
+ * already present keeps its position (10 §2.9.2).
+ */
+void bch_sb_field_replace(struct bch_sb **sb, unsigned type, const void *field, size_t bytes);
+
+#endif

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bulk btree building: see bulk.h.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc/alloc.h"
+#include "btree/bulk.h"
+#include "fs/fs.h"
+#include "btree/node_write.h"
+#include "util/util.h"
+
+void bulk_keys_add(struct bulk_keys *l, const struct bkey_h *k, const void *v, unsigned v_bytes)
+{
+	struct bkey_ref *r;
+	void *copy = NULL;
+
+	if (l->nr == l->size) {
+		l->size = l->size ? 2 * l->size : 256;
+		l->k = xrealloc(l->k, l->size * sizeof(*l->k));
+	}
+	if (v_bytes) {
+		copy = xmalloc(v_bytes);
+		memcpy(copy, v, v_bytes);
+	}
+	r = &l->k[l->nr++];
+	r->k = *k;
+	r->k.u64s = (uint8_t)(BKEY_U64S_UNPACKED + v_bytes / 8);
+	r->v = copy;
+	r->v_bytes = v_bytes;
+}
+
+void bulk_keys_exit(struct bulk_keys *l)
+{
+	for (size_t i = 0; i < l->nr; i++)
+		free((void *)l->k[i].v);
+	free(l->k);
+	memset(l, 0, sizeof(*l));
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return bpos_cmp(((const struct bkey_ref *)a)->k.p, ((const struct bkey_ref *)b)->k.p);
+}
+
+void bulk_keys_sort(struct bulk_keys *l)
+{
+	if (l->nr)
+		qsort(l->k, l->nr, sizeof(*l->k), key_cmp);
+}
+
+static uint64_t ptrs_devs(const struct btree_ptr_h *p, unsigned nr)
+{
+	uint64_t m = 0;
+
+	for (unsigned i = 0; i < nr; i++)
+		m |= 1ULL << p[i].dev;
+	return m;
+}
+
+static size_t node_budget(const struct btree_write_ctx *w, unsigned fill);
+
+/*
+ * One level over [@min, @max]: cut @keys into nodes, write them, append
+ * their pointer keys to @parent. No keys: one empty node for the range.
+ */
+static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
+		       struct bch_allocator *a, unsigned btree_id, unsigned level,
+		       struct bpos_h min, struct bpos_h max,
+		       const struct bkey_ref *keys, size_t nr, size_t budget,
+		       struct bulk_pool *pool, struct bulk_keys *parent,
+		       struct bulk_root *root, struct printbuf *err)
+{
+	/*
+	 * Every node carries the newest journal seq when it was written: the
+	 * leaves as their bset's journal_seq (it holds no update newer than
+	 * that entry, which is durable: 20 §20.7.3), every node as
+	 * BTREE_NODE_SEQ. A replacement of a node is written at a later
+	 * checkpoint, after at least one more journal entry, so it carries a
+	 * higher seq than what it replaces: the node scan (node_scan.h)
+	 * tells the newest copy of a key range by it. A new filesystem
+	 * (nothing journalled yet) writes 0.
+	 */
+	uint64_t stamp = c ? c->journal.seq : 0;
+	size_t i = 0;
+	int ret;
+
+	do {
+		struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
+		struct btree_node_buf nb = { 0 };
+		struct bkey_ref pk;
+		uint64_t pv[BKEY_BTREE_PTR_VAL_U64s_MAX];
+		size_t j = i, bytes = 0;
+		unsigned nr_ptrs;
+		bool last;
+
+		/* at least one key; then as many as fit the budget, unpacked */
+		while (j < nr && (j == i || bytes + (size_t)keys[j].k.u64s * 8 <= budget)) {
+			bytes += (size_t)keys[j].k.u64s * 8;
+			j++;
+		}
+		last = j == nr;
+
+		struct btree_node_new n = {
+			.btree_id	= btree_id,
+			.level		= level,
+			.min_key	= min,
+			.max_key	= last ? max : keys[j - 1].k.p,
+			.node_seq	= (uint32_t)stamp,
+		};
+
+		if (pool) {
+			if (pool->used == pool->nr) {
+				pr_buf(err, "btree %u: more nodes needed than reserved (%zu)\n",
+				       btree_id, pool->nr);
+				return -ENOSPC;
+			}
+			nr_ptrs = pool->nr_ptrs[pool->used];
+			memcpy(ptrs, pool->ptrs[pool->used], sizeof(ptrs));
+			pool->used++;
+		} else {
+			ret = bch_alloc_btree_node(a, ptrs, &nr_ptrs, err);
+			if (ret)
+				return ret;
+		}
+		n.ptr = ptrs[0];
+		bch_replicas_add(&a->replicas, BCH_DATA_BTREE, ptrs_devs(ptrs, nr_ptrs));
+		ret = bch_btree_node_build(w, &n, level ? 0 : stamp, keys + i, j - i, &nb, err);
+		if (!ret)
+			ret = bch_btree_node_write(c, &nb, 0, ptrs, nr_ptrs, err);
+		bch_btree_node_buf_exit(&nb);
+		if (ret) {
+			pr_buf(err, "building a node of btree %u (level %u)\n", btree_id, level);
+			return ret;
+		}
+		root->nr_nodes++;
+
+		bch_btree_ptr_key(&pk, pv, n.max_key, ptrs, nr_ptrs);
+		bulk_keys_add(parent, &pk.k, pk.v, pk.v_bytes);
+		if (i == 0 && last)
+			root->devs = ptrs_devs(ptrs, nr_ptrs);
+		if (!last)
+			min = bpos_successor(btree_id, n.max_key);
+		i = j;
+	} while (i < nr);
+	return 0;
+}
+
+int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
+			 struct bch_allocator *a, unsigned btree_id, unsigned level,
+			 struct bpos_h min, struct bpos_h max,
+			 const struct bkey_ref *keys, size_t nr, unsigned fill,
+			 struct bulk_keys *ptrs, struct printbuf *err)
+{
+	struct bulk_root stats = { 0 };
+
+	return build_level(c, w, a, btree_id, level, min, max, keys, nr,
+			   node_budget(w, fill), NULL, ptrs, &stats, err);
+}
+
+/* Bytes of unpacked keys per node. */
+static size_t node_budget(const struct btree_write_ctx *w, unsigned fill)
+{
+	size_t node_bytes = (size_t)w->node_sectors * 512;
+	/* room for the node header and block padding, whatever the fill */
+	size_t room = node_bytes > 1024 ? node_bytes - 1024 : node_bytes / 2;
+	size_t budget = node_bytes * (fill ? fill : 75) / 100;
+
+	return budget < room ? budget : room;
+}
+
+size_t bch_bulk_nodes_for(const struct btree_write_ctx *w, unsigned fill, size_t nr,
+			  unsigned key_u64s, unsigned ptr_u64s)
+{
+	size_t budget = node_budget(w, fill), per, total = 0, n;
+
+	if (!nr)
+		return 0;
+	per = budget / (key_u64s * 8) ?: 1;
+	n = (nr + per - 1) / per;
+	total = n;
+	per = budget / (ptr_u64s * 8) ?: 1;
+	while (n > 1) {
+		n = (n + per - 1) / per;
+		total += n;
+	}
+	return total;
+}
+
+int bch_bulk_build(struct bch_fs *c, const struct btree_write_ctx *w,
+		   struct bch_allocator *a, unsigned btree_id,
+		   const struct bkey_ref *keys, size_t nr, unsigned fill,
+		   struct bulk_root *root, struct printbuf *err)
+{
+	return bch_bulk_build_pool(c, w, a, btree_id, keys, nr, fill, NULL, root, err);
+}
+
+int bch_bulk_build_pool(struct bch_fs *c, const struct btree_write_ctx *w,
+			struct bch_allocator *a, unsigned btree_id,
+			const struct bkey_ref *keys, size_t nr, unsigned fill,
+			struct bulk_pool *pool, struct bulk_root *root,
+			struct printbuf *err)
+{
+	size_t budget = node_budget(w, fill);
+	struct bulk_keys cur = { 0 }, next = { 0 };
+	unsigned level = 0;
+	int ret = 0;
+
+	memset(root, 0, sizeof(*root));
+	root->btree_id = btree_id;
+	if (!nr)
+		return 0;
+	for (size_t i = 1; i < nr; i++)
+		if (bpos_cmp(keys[i - 1].k.p, keys[i].k.p) >= 0) {
+			pr_buf(err, "btree %u: keys not sorted or duplicated\n", btree_id);
+			return -EINVAL;
+		}
+
+	ret = build_level(c, w, a, btree_id, 0, POS_H_MIN, POS_H_MAX, keys, nr, budget,
+			  pool, &next, root, err);
+	while (!ret && next.nr > 1) {
+		bulk_keys_exit(&cur);
+		cur = next;
+		memset(&next, 0, sizeof(next));
+		level++;
+		ret = build_level(c, w, a, btree_id, level, POS_H_MIN, POS_H_MAX,
+				  cur.k, cur.nr, budget, pool, &next, root, err);
+	}
+	if (!ret) {
+		/* the one pointer left is the root's, at POS_MAX already */
+		root->present = true;
+		root->level = level;
+		root->key = next.k[0];
+		memcpy(root->key_val, next.k[0].v, next.k[0].v_bytes);
+		root->key.v = root->key_val;
+	}
+	bulk_keys_exit(&cur);
+	bulk_keys_exit(&next);
+	return ret;
+}

@@ -1,0 +1,1068 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading one btree node (spec 20 §20.3-§20.5, §20.8; 60-clarifications).
+ *
+ * A node is a log of bsets at block-aligned offsets. We walk them while
+ * their seq matches the first one, verify each checksum over the bytes as
+ * stored, decrypt, validate and unpack the keys, and keep every bset (or
+ * each of the two runs of a SEPARATE_WHITEOUTS bset) as a sorted run.
+ * The runs are then combined oldest first: newer keys win at equal
+ * positions (extents: for the sectors they cover), whiteouts are dropped,
+ * and adjacent extents are merged the way the 2018 read path did.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec/checksum.h"
+#include "bkey/bkey_types.h"
+#include "codec/crypto.h"
+#include "util/errcode.h"
+#include "bkey/extents.h"
+#include "format/format.h"
+#include "fs/fs.h"
+#include "journal/journal.h"
+#include "btree/node.h"
+#include "util/util.h"
+
+static const char *btree_name(unsigned id)
+{
+	return bch_btree_id_str(id);
+}
+
+static void pr_pos(struct printbuf *out, struct bpos_h p)
+{
+	bch_bpos_to_text(out, p);
+}
+
+/* ---- value arena: copies of values that had to change ---- */
+
+struct node_arena {
+	struct node_arena	*next;
+	size_t			used, size;
+	uint64_t		d[];
+};
+
+struct node_arena *node_arena_new(void)
+{
+	struct node_arena *a = xcalloc(1, sizeof(*a));
+
+	return a;
+}
+
+void node_arena_free(struct node_arena *a)
+{
+	while (a) {
+		struct node_arena *n = a->next;
+
+		free(a);
+		a = n;
+	}
+}
+
+/* @a is the head (never holds data itself); blocks hang off a->next. */
+static void *arena_alloc(struct node_arena *a, size_t bytes)
+{
+	size_t u64s = DIV_ROUND_UP(bytes, 8);
+	struct node_arena *b = a->next;
+
+	if (!b || b->size - b->used < u64s) {
+		size_t sz = max_t(size_t, 4096, u64s);
+
+		b = xcalloc(1, sizeof(*b) + sz * 8);
+		b->size = sz;
+		b->next = a->next;
+		a->next = b;
+	}
+	b->used += u64s;
+	return &b->d[b->used - u64s];
+}
+
+/* ---- growable key arrays ---- */
+
+struct keyvec {
+	struct bkey_ref	*k;
+	size_t		nr, size;
+};
+
+static void keyvec_push(struct keyvec *v, const struct bkey_ref *k)
+{
+	if (v->nr == v->size) {
+		v->size = v->size ? v->size * 2 : 64;
+		v->k = xrealloc(v->k, v->size * sizeof(*v->k));
+	}
+	v->k[v->nr++] = *k;
+}
+
+/* Room for @nr more keys (one allocation instead of doubling copies). */
+static void keyvec_reserve(struct keyvec *v, size_t nr)
+{
+	if (v->size - v->nr < nr) {
+		v->size = v->nr + nr;
+		v->k = xrealloc(v->k, v->size * sizeof(*v->k));
+	}
+}
+
+/* ---- btree pointers ---- */
+
+int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max)
+{
+	unsigned i, nr = k->v_bytes / 8;
+
+	if (k->v_bytes % 8 || !nr || nr > max)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		struct bch_extent_ptr p;
+
+		memcpy(&p, (const uint8_t *)k->v + i * 8, 8);
+		if (!EXTENT_PTR_TYPE(&p))	/* not a pointer entry */
+			return -EINVAL;
+		ptrs[i].dev	= EXTENT_PTR_DEV(&p);
+		ptrs[i].offset	= EXTENT_PTR_OFFSET(&p);
+		ptrs[i].gen	= EXTENT_PTR_GEN(&p);
+		ptrs[i].cached	= EXTENT_PTR_CACHED(&p);
+	}
+	return nr;
+}
+
+/* ---- extents: pieces and merging (40 §40.1.6, §40.1.10, 60) ---- */
+
+/* Piece [start, end) of extent @o (same inode), value adjusted for a front cut. */
+struct bkey_ref bch_extent_piece(const struct bkey_ref *o, uint64_t start,
+				 uint64_t end, struct node_arena *arena)
+{
+	struct bkey_ref r = *o;
+	uint64_t d = start - bkey_start_pos(&o->k).offset;
+
+	r.k.p.offset = end;
+	r.k.size = (uint32_t)(end - start);
+	if (d && (o->k.type == 128 || o->k.type == 129) && o->v_bytes) {
+		uint8_t *v = arena_alloc(arena, o->v_bytes);
+
+		memcpy(v, o->v, o->v_bytes);
+		/* an invalid value stays as it is; validation reports it */
+		extent_cut_front(v, o->v_bytes, d);
+		r.v = v;
+	}
+	return r;
+}
+
+/*
+ * extent_can_merge() with a shortcut for the common case, values of
+ * pointer entries only (no crc): the same rule, compared word by word.
+ */
+static bool extents_mergeable(const struct bkey_ref *l, const struct bkey_ref *r,
+			      const uint16_t *bucket_size)
+{
+	unsigned i, nr = l->v_bytes / 8;
+
+	if (l->k.u64s != r->k.u64s || l->k.type != r->k.type ||
+	    l->k.version_hi != r->k.version_hi || l->k.version_lo != r->k.version_lo ||
+	    !bpos_eq(l->k.p, bkey_start_pos(&r->k)) ||
+	    (uint64_t)l->k.size + r->k.size > UINT32_MAX)
+		return false;
+	if ((l->k.type != BCH_EXTENT && l->k.type != BCH_EXTENT_CACHED) ||
+	    !nr || l->v_bytes != r->v_bytes || l->v_bytes % 8 || !l->v || !r->v)
+		return extent_can_merge(l, r, bucket_size, BTREE_NODE_MAX_DEVS);
+
+	for (i = 0; i < nr; i++) {
+		struct bch_extent_ptr wa, wb;
+		struct bch_extent_ptr_unpacked a, b;
+		unsigned bs;
+
+		memcpy(&wa, (const uint8_t *)l->v + i * 8, 8);
+		memcpy(&wb, (const uint8_t *)r->v + i * 8, 8);
+		if (!(le64_to_cpu(wa.w) & 1) || !(le64_to_cpu(wb.w) & 1))
+			return extent_can_merge(l, r, bucket_size, BTREE_NODE_MAX_DEVS);
+		a = bch_extent_ptr_unpack(&wa);
+		b = bch_extent_ptr_unpack(&wb);
+		if ((le64_to_cpu(wa.w) & 0xf) != (le64_to_cpu(wb.w) & 0xf) ||
+		    a.dev != b.dev || a.gen != b.gen || a.offset + l->k.size != b.offset)
+			return false;
+		bs = bucket_size && a.dev < BTREE_NODE_MAX_DEVS ? bucket_size[a.dev] : 0;
+		if (!bs || a.offset / bs != b.offset / bs)
+			return false;
+	}
+	return true;
+}
+
+size_t bch_extents_merge(struct bkey_ref *k, size_t nr, const uint16_t *bucket_size)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < nr; i++) {
+		if (out && extents_mergeable(&k[out - 1], &k[i], bucket_size)) {
+			k[out - 1].k.size += k[i].k.size;
+			k[out - 1].k.p = k[i].k.p;
+			continue;
+		}
+		k[out++] = k[i];
+	}
+	return out;
+}
+
+/* ---- combining sorted runs ---- */
+
+static int ref_pos_cmp(const struct bkey_ref *a, const struct bkey_ref *b)
+{
+	return bpos_cmp(a->k.p, b->k.p);
+}
+
+/* Merge two sorted, mutually non-overlapping vectors into @out. */
+static void keyvec_merge(const struct keyvec *a, const struct keyvec *b,
+			 struct keyvec *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < a->nr || j < b->nr) {
+		if (j == b->nr || (i < a->nr && ref_pos_cmp(&a->k[i], &b->k[j]) <= 0))
+			keyvec_push(out, &a->k[i++]);
+		else
+			keyvec_push(out, &b->k[j++]);
+	}
+}
+
+/* Non-extents: the newer run wins at equal positions; whiteouts delete. */
+static void overlay_keys(const struct keyvec *old, const struct key_run *run,
+			 struct keyvec *out)
+{
+	size_t i = 0, j = 0;
+
+	while (i < old->nr || j < run->nr) {
+		const struct bkey_ref *n;
+		int c;
+
+		if (j == run->nr) {
+			keyvec_push(out, &old->k[i++]);
+			continue;
+		}
+		n = &run->k[j];
+		/* equal positions inside one run: the later key is newer */
+		if (j + 1 < run->nr && bpos_eq(n->k.p, run->k[j + 1].k.p)) {
+			j++;
+			continue;
+		}
+		c = i < old->nr ? ref_pos_cmp(&old->k[i], n) : 1;
+		if (c < 0) {
+			keyvec_push(out, &old->k[i++]);
+			continue;
+		}
+		if (!c)
+			i++;			/* overridden */
+		if (!bkey_is_whiteout(&n->k))
+			keyvec_push(out, n);
+		j++;
+	}
+}
+
+/* Extents: the newer run decides every sector it covers (20 §20.5.3). */
+static void overlay_extents(const struct keyvec *old, const struct key_run *run,
+			    struct node_arena *arena, struct keyvec *out)
+{
+	struct keyvec pieces = { 0 }, live = { 0 };
+	size_t i, j = 0;
+
+	/* each key of the run cuts at most one old key in two */
+	keyvec_reserve(&pieces, old->nr + run->nr);
+	keyvec_reserve(&live, run->nr);
+	keyvec_reserve(out, old->nr + 2 * run->nr);
+
+	for (i = 0; i < run->nr; i++)
+		if (run->k[i].k.size && !bkey_is_whiteout(&run->k[i].k))
+			keyvec_push(&live, &run->k[i]);
+
+	for (i = 0; i < old->nr; i++) {
+		const struct bkey_ref *o = &old->k[i];
+		struct bpos_h ostart = bkey_start_pos(&o->k);
+		uint64_t cur = ostart.offset;
+		size_t jj;
+
+		while (j < run->nr &&
+		       (!run->k[j].k.size || bpos_cmp(run->k[j].k.p, ostart) <= 0))
+			j++;
+
+		for (jj = j; jj < run->nr; jj++) {
+			const struct bkey_ref *n = &run->k[jj];
+			struct bpos_h nstart = bkey_start_pos(&n->k);
+
+			if (!n->k.size)
+				continue;
+			if (bpos_cmp(nstart, o->k.p) >= 0)
+				break;
+			/* n overlaps o: same inode */
+			if (nstart.offset > cur) {
+				struct bkey_ref piece = bch_extent_piece(o, cur, nstart.offset, arena);
+
+				keyvec_push(&pieces, &piece);
+			}
+			if (n->k.p.offset > cur)
+				cur = n->k.p.offset;
+		}
+		if (cur == ostart.offset) {
+			keyvec_push(&pieces, o);
+		} else if (cur < o->k.p.offset) {
+			struct bkey_ref piece = bch_extent_piece(o, cur, o->k.p.offset, arena);
+
+			keyvec_push(&pieces, &piece);
+		}
+	}
+
+	keyvec_merge(&pieces, &live, out);
+	free(pieces.k);
+	free(live.k);
+}
+
+int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
+		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
+{
+	struct keyvec cur = { 0 }, next = { 0 };
+	unsigned r;
+
+	for (r = 0; r < nr_runs; r++) {
+		next.nr = 0;
+		if (!extents)
+			keyvec_reserve(&next, cur.nr + runs[r].nr);
+		if (extents)
+			overlay_extents(&cur, &runs[r], arena, &next);
+		else
+			overlay_keys(&cur, &runs[r], &next);
+
+		struct keyvec t = cur;
+		cur = next;
+		next = t;
+	}
+	free(next.k);
+	*out = cur.k;
+	*nr_out = cur.nr;
+	return 0;
+}
+
+/* ---- parsing one node ---- */
+
+struct node_parse {
+	const struct btree_node_ctx	*ctx;
+	const struct btree_node_expect	*exp;
+	struct btree_node_h		*n;
+	const char			*where;
+	struct printbuf			*err;
+	uint8_t				*d;
+	size_t				node_bytes;
+	struct keyvec			keys;	/* every key of every used run */
+	struct { size_t start, nr; }	*runs;
+	unsigned			nr_runs, runs_size;
+	struct bkey_unpacker		unpacker;	/* of n->format */
+};
+
+__printf(3, 4)
+static void node_err(struct node_parse *s, int bset_off, const char *fmt, ...)
+{
+	va_list args;
+
+	s->n->nr_errors++;
+	if (!s->err)
+		return;
+	pr_buf(s->err, "btree node %s (btree %s level %u", s->where,
+	       btree_name(s->exp->btree_id), s->exp->level);
+	pr_str(s->err, ", key ");
+	pr_pos(s->err, s->exp->max_key);
+	pr_str(s->err, ")");
+	if (bset_off >= 0)
+		pr_buf(s->err, ", bset at byte %d (sector %d of the node)",
+		       bset_off, bset_off / 512);
+	pr_str(s->err, ": ");
+	va_start(args, fmt);
+	pr_vbuf(s->err, fmt, args);
+	va_end(args);
+	pr_char(s->err, '\n');
+}
+
+static struct bpos_h bpos_from_disk(const uint8_t *p)
+{
+	struct bpos_h r;
+
+	r.snapshot	= get_le32_unaligned(p);
+	r.offset	= get_le64_unaligned(p + 4);
+	r.inode		= get_le64_unaligned(p + 12);
+	return r;
+}
+
+static void run_add(struct node_parse *s, size_t start, size_t nr)
+{
+	if (!nr)
+		return;
+	if (s->nr_runs == s->runs_size) {
+		s->runs_size = s->runs_size ? s->runs_size * 2 : 16;
+		s->runs = xrealloc(s->runs, s->runs_size * sizeof(*s->runs));
+	}
+	s->runs[s->nr_runs].start = start;
+	s->runs[s->nr_runs].nr = nr;
+	s->nr_runs++;
+}
+
+/* Generic key validity, 20 §20.1.7 items 1-5; returns a reason or NULL. */
+static const char *key_invalid_reason(struct node_parse *s, const struct bkey_h *k)
+{
+	const char *why;
+
+	if (k->u64s < BKEY_U64S_UNPACKED)
+		return "u64s too small";
+	why = bch_bkey_header_invalid(s->n->btree_id, s->n->level, k);
+	if (why)
+		return why;
+	if (k->size > k->p.offset)
+		return "size larger than offset";
+	if (bpos_cmp(bkey_start_pos(k), s->n->min_key) < 0)
+		return "key before start of btree node";
+	if (bpos_cmp(k->p, s->n->max_key) > 0)
+		return "key past end of btree node";
+	return NULL;
+}
+
+/*
+ * Walk the keys of one bset (@p, @bytes: the key area, already decrypted).
+ * A key that cannot be used is dropped (its neighbours kept); leaf keys
+ * out of order start a new run (sorted by the overlay). Returns 0, or
+ * -BCH_ERR_btree_node_invalid for child pointers out of order.
+ */
+static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
+			  uint8_t *p, size_t bytes, bool separate_whiteouts, bool use)
+{
+	struct bpos_h prev = POS_H_MIN, first_prev = POS_H_MIN, first_next = POS_H_MIN;
+	unsigned nr_unordered = 0;
+	bool first_run = separate_whiteouts;
+	size_t off = 0, run_start = s->keys.nr;
+	unsigned min_u64s = min_t(unsigned, s->n->format.key_u64s, BKEY_U64S_UNPACKED);
+
+	if (use)
+		keyvec_reserve(&s->keys, bytes / 8 / max_t(unsigned, min_u64s, 1) + 1);
+	bkey_unpacker_init(&s->unpacker, &s->n->format);
+
+	while (off < bytes) {
+		unsigned u64s = p[off], fmt = p[off + 1] & 0x7f;
+		struct printbuf why = PRINTBUF;
+		struct bkey_ref k;
+		const char *reason;
+
+		if (!u64s) {
+			node_err(s, bi->offset, "key with u64s 0 at byte %zu of the bset: %zu bytes of keys ignored",
+				 off, bytes - off);
+			break;
+		}
+		if (off + (size_t)u64s * 8 > bytes) {
+			node_err(s, bi->offset, "key at byte %zu extends past the end of the bset: rest of the bset ignored",
+				 off);
+			break;
+		}
+		if (fmt > 1) {
+			node_err(s, bi->offset, "key at byte %zu has invalid format %u: key skipped (a repair deletes it)",
+				 off, fmt);
+			goto next;
+		}
+		if (bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, NULL)) {
+			/* again, for the reason */
+			bkey_unpack_prepared(&s->unpacker, p + off, bytes - off, &k, &why);
+			node_err(s, bi->offset, "key at byte %zu cannot be unpacked (%s): key skipped (a repair deletes it)",
+				 off, printbuf_str(&why));
+			printbuf_exit(&why);
+			goto next;
+		}
+		fmt ? s->n->nr_unpacked++ : s->n->nr_packed++;
+		bi->nr_keys++;
+
+		reason = key_invalid_reason(s, &k.k);
+		if (reason) {
+			struct printbuf pos = PRINTBUF;
+
+			pr_pos(&pos, k.k.p);
+			node_err(s, bi->offset, "invalid key %s type %u at byte %zu: %s: key skipped (a repair deletes it)",
+				 printbuf_str(&pos), k.k.type, off, reason);
+			printbuf_exit(&pos);
+			goto next;
+		}
+
+		if (first_run &&
+		    !(bkey_is_whiteout(&k.k) && bpos_cmp(prev, bkey_start_pos(&k.k)) <= 0)) {
+			/* the normal run starts here */
+			first_run = false;
+			if (use)
+				run_add(s, run_start, s->keys.nr - run_start);
+			run_start = s->keys.nr;
+		} else if (!first_run && bpos_cmp(prev, bkey_start_pos(&k.k)) > 0) {
+			if (s->n->level) {
+				/*
+				 * Child pointers out of order: one of them is
+				 * damaged, and following it could reach any
+				 * bucket: the node is not used (salvaged).
+				 */
+				struct printbuf a = PRINTBUF, b = PRINTBUF;
+
+				pr_pos(&a, prev);
+				pr_pos(&b, bkey_start_pos(&k.k));
+				node_err(s, bi->offset, "keys out of order: %s > %s: node not used",
+					 printbuf_str(&a), printbuf_str(&b));
+				printbuf_exit(&a);
+				printbuf_exit(&b);
+				return -BCH_ERR_btree_node_invalid;
+			}
+			/*
+			 * Leaf keys are still readable: the keys from here on
+			 * are a run of their own, laid over the ones before
+			 * like a newer bset (the later key wins where they
+			 * meet), which sorts them and keeps every key.
+			 */
+			if (!nr_unordered++) {
+				first_prev = prev;
+				first_next = bkey_start_pos(&k.k);
+			}
+			if (use)
+				run_add(s, run_start, s->keys.nr - run_start);
+			run_start = s->keys.nr;
+		}
+		prev = k.k.p;
+		if (use)
+			keyvec_push(&s->keys, &k);
+next:
+		off += (size_t)u64s * 8;
+	}
+	if (use)
+		run_add(s, run_start, s->keys.nr - run_start);
+	if (nr_unordered) {
+		struct printbuf a = PRINTBUF, b = PRINTBUF;
+
+		pr_pos(&a, first_prev);
+		pr_pos(&b, first_next);
+		if (nr_unordered > 1)
+			node_err(s, bi->offset, "keys out of order at %u places (the first: %s > %s): "
+				 "keys sorted, none dropped (the later wins at equal positions)",
+				 nr_unordered, printbuf_str(&a), printbuf_str(&b));
+		else
+			node_err(s, bi->offset, "keys out of order: %s > %s: "
+				 "keys sorted, none dropped (the later wins at equal positions)",
+				 printbuf_str(&a), printbuf_str(&b));
+		printbuf_exit(&a);
+		printbuf_exit(&b);
+	}
+	return 0;
+}
+
+static void csum_to_text(struct printbuf *out, struct bch_csum_val v)
+{
+	if (v.hi)
+		pr_buf(out, "%016llx%016llx", (unsigned long long)v.hi,
+		       (unsigned long long)v.lo);
+	else
+		pr_buf(out, "%llx", (unsigned long long)v.lo);
+}
+
+/* Checksum of the bset at @off; sets bi->csum_ok. */
+static int bset_verify(struct node_parse *s, struct btree_bset_info *bi,
+		       size_t end, struct bch_nonce nonce)
+{
+	struct bch_csum_val want, got;
+	int ret;
+
+	want = bch_csum_from_bytes(s->d + bi->offset);
+	ret = bch_checksum(bi->csum_type, nonce, s->ctx->key, s->d + bi->offset + 16,
+			   end - bi->offset - 16, &got);
+	if (ret)
+		return ret;
+	bi->csum_ok = bch_csum_eq(want, got);
+	if (!bi->csum_ok) {
+		struct printbuf g = PRINTBUF, w = PRINTBUF;
+
+		s->n->csum_errors = true;
+		csum_to_text(&g, got);
+		csum_to_text(&w, want);
+		node_err(s, bi->offset, "invalid checksum (%s): computed %s, stored %s; "
+			 "keys used unless another copy verifies",
+			 bch_csum_type_name(bi->csum_type), printbuf_str(&g), printbuf_str(&w));
+		printbuf_exit(&g);
+		printbuf_exit(&w);
+	}
+	return 0;
+}
+
+static bool bset_blacklisted(struct node_parse *s, uint64_t journal_seq)
+{
+	const struct journal_state *j = s->ctx->journal;
+
+	if (!j || !journal_seq)
+		return false;
+	if (j->nr_entries && journal_seq > j->seq)
+		return true;
+	return bch_journal_seq_blacklisted(j, journal_seq);
+}
+
+/* The node header of the first bset (already decrypted). */
+static int node_header_read(struct node_parse *s)
+{
+	struct btree_node bn;
+	struct printbuf why = PRINTBUF;
+	struct btree_node_h *n = s->n;
+	int ret;
+
+	memcpy(&bn, s->d, sizeof(bn));
+	n->btree_id	= BTREE_NODE_ID(&bn);
+	n->level	= BTREE_NODE_LEVEL(&bn);
+	n->node_seq	= BTREE_NODE_SEQ(&bn);
+	n->min_key	= bpos_from_disk(s->d + offsetof(struct btree_node, min_key));
+	n->max_key	= bpos_from_disk(s->d + offsetof(struct btree_node, max_key));
+
+	if (n->btree_id != s->exp->btree_id) {
+		node_err(s, 0, "incorrect btree id %u (want %u)", n->btree_id, s->exp->btree_id);
+		return -BCH_ERR_btree_node_invalid;
+	}
+	if (n->level != s->exp->level) {
+		node_err(s, 0, "incorrect level %u (want %u)", n->level, s->exp->level);
+		return -BCH_ERR_btree_node_invalid;
+	}
+	if (!bpos_eq(n->max_key, s->exp->max_key)) {
+		struct printbuf a = PRINTBUF;
+
+		pr_pos(&a, n->max_key);
+		node_err(s, 0, "incorrect max key %s (the pointer says otherwise)",
+			 printbuf_str(&a));
+		printbuf_exit(&a);
+		return -BCH_ERR_btree_node_invalid;
+	}
+	if (bpos_cmp(n->min_key, n->max_key) > 0) {
+		node_err(s, 0, "min key after max key");
+		return -BCH_ERR_btree_node_invalid;
+	}
+	if (s->exp->check_min && !bpos_eq(n->min_key, s->exp->min_key)) {
+		struct printbuf a = PRINTBUF, b = PRINTBUF;
+
+		pr_pos(&a, n->min_key);
+		pr_pos(&b, s->exp->min_key);
+		node_err(s, 0, "topology: min key %s, expected %s from the parent (node used as it is)",
+			 printbuf_str(&a), printbuf_str(&b));
+		printbuf_exit(&a);
+		printbuf_exit(&b);
+	}
+	ret = bkey_format_decode(s->d + offsetof(struct btree_node, format), &n->format, &why);
+	if (ret) {
+		node_err(s, 0, "invalid bkey format: %s", printbuf_str(&why));
+		printbuf_exit(&why);
+		return -BCH_ERR_btree_node_invalid;
+	}
+	printbuf_exit(&why);
+	return 0;
+}
+
+static int bset_decrypt(struct node_parse *s, struct btree_bset_info *bi,
+			struct bch_nonce nonce, size_t keys_off, size_t keys_bytes)
+{
+	int ret;
+
+	if (!bch_csum_type_is_encryption(bi->csum_type))
+		return 0;
+	if (!bi->offset) {
+		ret = bch_encrypt(bi->csum_type, s->ctx->key, nonce,
+				  s->d + BTREE_NODE_ENCRYPTED_START,
+				  BTREE_NODE_ENCRYPTED_END - BTREE_NODE_ENCRYPTED_START);
+		if (ret)
+			return ret;
+		nonce = bch_nonce_add(nonce, 128);
+	}
+	return bch_encrypt(bi->csum_type, s->ctx->key, nonce, s->d + keys_off, keys_bytes);
+}
+
+/* One bset at s->d + off; *sectors gets its rounded size (0: end of node). */
+static int bset_read(struct node_parse *s, size_t off, unsigned *sectors)
+{
+	size_t hdr = off ? sizeof(struct btree_node_entry) : sizeof(struct btree_node);
+	size_t bset_off = off ? off + 16 : offsetof(struct btree_node, keys);
+	size_t block_bytes = (size_t)s->ctx->block_sectors * 512;
+	struct btree_bset_info *bi;
+	struct bset b;
+	struct bch_nonce nonce;
+	size_t end;
+	int ret;
+
+	*sectors = 0;
+	if (off + hdr > s->node_bytes)
+		return 0;
+	memcpy(&b, s->d + bset_off, sizeof(b));
+	if (off && le64_to_cpu(b.seq) != s->n->seq)
+		return 0;			/* end of the node's log */
+
+	s->n->bsets = xrealloc(s->n->bsets, (s->n->nr_bsets + 1) * sizeof(*s->n->bsets));
+	bi = &s->n->bsets[s->n->nr_bsets++];
+	memset(bi, 0, sizeof(*bi));
+	bi->offset	= off;
+	bi->u64s	= le16_to_cpu(b.u64s);
+	bi->seq		= le64_to_cpu(b.seq);
+	bi->journal_seq	= le64_to_cpu(b.journal_seq);
+	bi->csum_type	= BSET_CSUM_TYPE(&b);
+
+	end = off + hdr + (size_t)bi->u64s * 8;
+	bi->sectors = round_up(end - off, block_bytes) / 512;
+	*sectors = bi->sectors;
+	if (off + (size_t)bi->sectors * 512 > s->node_bytes) {
+		node_err(s, off, "bset past end of btree node (%u u64s): bset ignored", bi->u64s);
+		return 0;
+	}
+	if (!bch_csum_type_valid(bi->csum_type) ||
+	    (bch_csum_type_is_encryption(bi->csum_type) && !s->ctx->key)) {
+		node_err(s, off, bch_csum_type_valid(bi->csum_type)
+			 ? "encrypted (checksum type %u) and no key is loaded: node not read"
+			 : "unknown checksum type %u: node not read", bi->csum_type);
+		return bch_csum_type_valid(bi->csum_type) ? -BCH_ERR_no_key
+			: -BCH_ERR_btree_node_invalid;
+	}
+
+	nonce = bch_nonce_btree(off, bi->seq, bi->journal_seq);
+	ret = bset_verify(s, bi, end, nonce);
+	if (!ret)
+		ret = bset_decrypt(s, bi, nonce, off + hdr, end - off - hdr);
+	if (ret) {
+		node_err(s, off, "cannot checksum/decrypt: %s", bch_err_str(ret));
+		return ret;
+	}
+
+	if (!off) {
+		ret = node_header_read(s);
+		if (ret)
+			return ret;
+	}
+	if (le16_to_cpu(b.version) != BCH_BSET_VERSION) {
+		node_err(s, off, "unsupported bset version %u: bset ignored",
+			 le16_to_cpu(b.version));
+		return 0;
+	}
+	if (off && !bi->u64s)
+		node_err(s, off, "empty bset");
+	if (BSET_BIG_ENDIAN(&b)) {
+		node_err(s, off, "big-endian bset not supported: bset ignored");
+		return 0;
+	}
+
+	bi->blacklisted = bset_blacklisted(s, bi->journal_seq);
+	if (bi->blacklisted && !off) {
+		node_err(s, off, "first bset has blacklisted journal seq %llu (keys used anyway)",
+			 (unsigned long long)bi->journal_seq);
+		bi->blacklisted = false;
+	}
+	bi->used = !bi->blacklisted;
+
+	return bset_keys_read(s, bi, s->d + off + hdr, end - off - hdr,
+			      BSET_SEPARATE_WHITEOUTS(&b), bi->used);
+}
+
+/* Stray bset signatures after the last bset: a lost intermediate write. */
+static void node_check_tail(struct node_parse *s)
+{
+	size_t block_bytes = (size_t)s->ctx->block_sectors * 512;
+	size_t off;
+
+	for (off = (size_t)s->n->written * 512; off + 24 <= s->node_bytes; off += block_bytes)
+		if (get_le64_unaligned(s->d + off + 16) == s->n->seq) {
+			node_err(s, off, "found bset signature after last bset (a write was lost)");
+			break;
+		}
+}
+
+/* Value checks deferred until after the merge (20 §20.8.3). */
+static bool key_value_ok(struct node_parse *s, const struct bkey_ref *k)
+{
+	const char *why = bch_bkey_val_invalid(s->n->btree_id, s->n->level, k, NULL);
+
+	if (why) {
+		struct printbuf pos = PRINTBUF;
+
+		pr_pos(&pos, k->k.p);
+		node_err(s, -1, "invalid key %s type %u: %s: key skipped (a repair deletes it)",
+			 printbuf_str(&pos), k->k.type, why);
+		printbuf_exit(&pos);
+	}
+	return !why;
+}
+
+/*
+ * One run holding every key, none of which the overlay would drop (no
+ * whiteout, no empty extent, no two keys at one position): the overlay
+ * would return the run as it is.
+ */
+static bool single_run_as_is(const struct node_parse *s, bool extents)
+{
+	const struct bkey_ref *k = s->keys.k;
+	size_t i;
+
+	if (s->nr_runs != 1 || s->runs[0].start || s->runs[0].nr != s->keys.nr)
+		return false;
+	for (i = 0; i < s->keys.nr; i++) {
+		if (bkey_is_whiteout(&k[i].k))
+			return false;
+		if (extents ? !k[i].k.size
+			    : i + 1 < s->keys.nr && bpos_eq(k[i].k.p, k[i + 1].k.p))
+			return false;
+	}
+	return true;
+}
+
+static int node_combine(struct node_parse *s)
+{
+	struct btree_node_h *n = s->n;
+	bool extents = n->btree_id == BTREE_ID_EXTENTS && !n->level;
+	size_t i, out = 0;
+	unsigned r;
+
+	if (single_run_as_is(s, extents)) {
+		/* what bch_keys_overlay() would return: take the keys over */
+		n->keys = s->keys.k;
+		n->nr_keys = s->keys.nr;
+		s->keys = (struct keyvec) { 0 };
+	} else {
+		struct key_run *runs = xcalloc(s->nr_runs + 1, sizeof(*runs));
+
+		for (r = 0; r < s->nr_runs; r++) {
+			runs[r].k = s->keys.k + s->runs[r].start;
+			runs[r].nr = s->runs[r].nr;
+		}
+		bch_keys_overlay(extents, runs, s->nr_runs, n->arena, &n->keys, &n->nr_keys);
+		free(runs);
+	}
+
+	for (i = 0; i < n->nr_keys; i++)
+		if (key_value_ok(s, &n->keys[i]))
+			n->keys[out++] = n->keys[i];
+	n->nr_keys = out;
+
+	if (extents)
+		n->nr_keys = bch_extents_merge(n->keys, n->nr_keys, s->ctx->bucket_size);
+	for (i = 0; i < n->nr_keys; i++)
+		n->live_u64s += n->keys[i].k.u64s;
+	return 0;
+}
+
+void btree_node_free(struct btree_node_h *n)
+{
+	if (!n)
+		return;
+	free(n->keys);
+	free(n->bsets);
+	free(n->data);
+	node_arena_free(n->arena);
+	free(n);
+}
+
+/*
+ * Keep only the bsets: move them to a buffer of their size and give the
+ * whole read buffer back to malloc, so that the next node is read into
+ * the same (already mapped) memory and the nodes kept in the cache take
+ * what they use instead of the node size each.
+ */
+static void node_shrink(struct btree_node_h *n)
+{
+	size_t used = (size_t)n->written * 512, i;
+	const uint8_t *old = n->data;
+	uint8_t *p;
+
+	if (!used || used + used / 8 >= n->bytes)
+		return;
+	p = xmalloc(used);
+	memcpy(p, old, used);
+	for (i = 0; i < n->nr_keys; i++) {
+		const uint8_t *v = n->keys[i].v;
+
+		if (v && (uintptr_t)v >= (uintptr_t)old && (uintptr_t)v < (uintptr_t)old + used)
+			n->keys[i].v = p + (v - old);
+	}
+	free(n->data);
+	n->data	 = p;
+	n->bytes = used;
+}
+
+int btree_node_parse(const struct btree_node_ctx *ctx,
+		     const struct btree_node_expect *exp,
+		     void *data, size_t bytes, const char *where,
+		     struct btree_node_h **ret, struct printbuf *err)
+{
+	struct node_parse s = {
+		.ctx = ctx, .exp = exp, .where = where, .err = err,
+		.d = data, .node_bytes = (size_t)ctx->node_sectors * 512,
+	};
+	struct btree_node_h *n = xcalloc(1, sizeof(*n));
+	int r = 0;
+
+	*ret = NULL;
+	n->data = data;
+	n->bytes = bytes;
+	n->arena = node_arena_new();
+	n->btree_id = exp->btree_id;
+	n->level = exp->level;
+	n->min_key = exp->min_key;
+	n->max_key = exp->max_key;
+	s.n = n;
+
+	if (!ctx->block_sectors || !ctx->node_sectors || s.node_bytes > bytes ||
+	    s.node_bytes < sizeof(struct btree_node)) {
+		node_err(&s, -1, "bad node geometry (%u sectors, block %u, %zu bytes)",
+			 ctx->node_sectors, ctx->block_sectors, bytes);
+		r = -BCH_ERR_btree_node_invalid;
+		goto err;
+	}
+	if (get_le64_unaligned(s.d + offsetof(struct btree_node, magic)) != ctx->magic) {
+		node_err(&s, -1, "bad magic %016llx (not a btree node of this filesystem)",
+			 (unsigned long long)get_le64_unaligned(s.d + 16));
+		r = -BCH_ERR_btree_node_bad_magic;
+		goto err;
+	}
+	n->seq = get_le64_unaligned(s.d + offsetof(struct btree_node, keys.seq));
+	if (!n->seq) {
+		node_err(&s, -1, "bad btree header (bset seq 0)");
+		r = -BCH_ERR_btree_node_invalid;
+		goto err;
+	}
+
+	while (n->written < ctx->node_sectors) {
+		unsigned sectors;
+
+		r = bset_read(&s, (size_t)n->written * 512, &sectors);
+		if (r)
+			goto err;
+		if (!sectors)
+			break;
+		n->written += sectors;
+	}
+	if (n->written > ctx->node_sectors)
+		n->written = ctx->node_sectors;
+	node_check_tail(&s);
+	r = node_combine(&s);
+	if (!r)
+		node_shrink(n);
+err:
+	free(s.keys.k);
+	free(s.runs);
+	if (r) {
+		btree_node_free(n);
+		return r;
+	}
+	*ret = n;
+	return 0;
+}
+
+void btree_node_ctx_init(struct btree_node_ctx *ctx, struct bch_fs *c)
+{
+	unsigned i;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->magic = c->sb ? bch_bset_magic(c->sb) : 0;
+	ctx->block_sectors = c->block_size;
+	ctx->node_sectors = c->btree_node_size;
+	ctx->key = c->have_key ? &c->key : NULL;
+	ctx->journal = &c->journal;
+	for (i = 0; i < BTREE_NODE_MAX_DEVS && i < BCH_FS_MAX_DEVS; i++)
+		if (c->devs[i])
+			ctx->bucket_size[i] = c->devs[i]->bucket_size;
+}
+
+static void copy_failed(struct printbuf *bad, const char *where)
+{
+	pr_str(bad, bad->pos ? ", " : "");
+	pr_str(bad, where);
+}
+
+/*
+ * Read the node that btree pointer key @ptr points to (60: "which copy"):
+ * the first copy on a present device that parses and whose checksums all
+ * verify is used; the messages of copies that were not used are dropped
+ * and replaced by one note. When every copy has checksum errors the
+ * first one that parsed is used, with its messages.
+ */
+int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
+		    const struct btree_node_expect *exp,
+		    struct btree_node_h **ret, struct printbuf *err)
+{
+	struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
+	struct btree_node_ctx ctx;
+	struct btree_node_h *fallback = NULL;
+	struct printbuf fallback_msg = PRINTBUF, all_msg = PRINTBUF, bad = PRINTBUF;
+	size_t bytes = (size_t)c->btree_node_size * 512;
+	int nr, i, r = -BCH_ERR_btree_node_read;
+
+	*ret = NULL;
+	nr = btree_ptr_decode(ptr, ptrs, ARRAY_SIZE(ptrs));
+	if (nr < 0) {
+		if (err)
+			pr_buf(err, "btree %s level %u: bad btree pointer value (%u bytes): node not read\n",
+			       btree_name(exp->btree_id), exp->level, ptr->v_bytes);
+		return -BCH_ERR_btree_node_invalid;
+	}
+	btree_node_ctx_init(&ctx, c);
+
+	for (i = 0; i < nr; i++) {
+		struct printbuf msg = PRINTBUF;
+		struct btree_node_h *n;
+		char where[64];
+		void *buf;
+		int e;
+
+		snprintf(where, sizeof(where), "dev %u sector %llu", ptrs[i].dev,
+			 (unsigned long long)ptrs[i].offset);
+		if (ptrs[i].dev >= BCH_FS_MAX_DEVS || !c->devs[ptrs[i].dev] ||
+		    !c->devs[ptrs[i].dev]->io) {
+			/* not a bad copy: the open said the member is missing */
+			pr_buf(&all_msg, "btree node %s (btree %s level %u): device missing\n",
+			       where, btree_name(exp->btree_id), exp->level);
+			continue;
+		}
+		buf = xmalloc(bytes);
+		e = bch_dev_read(c, ptrs[i].dev, buf, bytes, ptrs[i].offset);
+		if (e) {
+			pr_buf(&all_msg, "btree node %s (btree %s level %u): read error: %s\n",
+			       where, btree_name(exp->btree_id), exp->level, bch_err_str(e));
+			free(buf);
+			r = e;
+			copy_failed(&bad, where);
+			continue;
+		}
+		e = btree_node_parse(&ctx, exp, buf, bytes, where, &n, &msg);
+		pr_str(&all_msg, printbuf_str(&msg));
+		if (e) {
+			r = e;
+			copy_failed(&bad, where);
+			printbuf_exit(&msg);
+			continue;
+		}
+		n->dev = ptrs[i].dev;
+		n->sector = ptrs[i].offset;
+		if (!n->csum_errors) {
+			btree_node_free(fallback);
+			if (err) {
+				if (bad.pos)
+					pr_buf(err, "btree %s level %u: node copy %s unusable, read from %s\n",
+					       btree_name(exp->btree_id), exp->level,
+					       printbuf_str(&bad), where);
+				pr_str(err, printbuf_str(&msg));
+			}
+			printbuf_exit(&msg);
+			*ret = n;
+			r = 0;
+			goto out;
+		}
+		copy_failed(&bad, where);
+		if (!fallback) {
+			fallback = n;
+			fallback_msg = msg;
+		} else {
+			btree_node_free(n);
+			printbuf_exit(&msg);
+		}
+	}
+	if (fallback) {
+		/* every copy has checksum errors: use the first one (WANT_RETRY) */
+		if (err)
+			pr_str(err, printbuf_str(&fallback_msg));
+		*ret = fallback;
+		r = 0;
+	} else if (err) {
+		pr_str(err, printbuf_str(&all_msg));
+	}
+out:
+	printbuf_exit(&fallback_msg);
+	printbuf_exit(&all_msg);
+	printbuf_exit(&bad);
+	return r;
+}

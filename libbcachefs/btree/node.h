@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Reading one btree node (spec 20 §20.3-§20.5, §20.8): pick a copy that
+ * verifies, walk its bsets (checksum, decryption, validation, journal-seq
+ * blacklist), unpack every key and combine the bsets into one sorted list
+ * of live keys (newest wins; extents resolved per sector and merged).
+ *
+ * The parser works on raw node bytes and a small context, so it can be
+ * tested without a filesystem; btree_node_read() adds the device I/O.
+ */
+#ifndef BCH_NODE_H
+#define BCH_NODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bkey/bkey.h"
+
+struct bch_fs;
+struct bch_key;
+struct journal_state;
+struct printbuf;
+
+#define BTREE_NODE_MAX_DEVS	64
+
+/* What the reader needs to know about the filesystem. */
+struct btree_node_ctx {
+	uint64_t		magic;		/* expected btree_node.magic */
+	unsigned		block_sectors;
+	unsigned		node_sectors;
+	const struct bch_key	*key;		/* NULL: no key (encrypted bsets fail) */
+	const struct journal_state *journal;	/* NULL: no blacklist filtering */
+	uint16_t		bucket_size[BTREE_NODE_MAX_DEVS]; /* for extent merging; 0 = unknown */
+};
+
+/* What the parent (or the journal's root entry) says the node is. */
+struct btree_node_expect {
+	unsigned		btree_id;
+	unsigned		level;
+	struct bpos_h		min_key;	/* checked: topology error if different */
+	struct bpos_h		max_key;	/* = the pointer key's position */
+	bool			check_min;
+};
+
+/* One bset of a node as found on disk. */
+struct btree_bset_info {
+	unsigned		offset;		/* bytes from the start of the node */
+	unsigned		sectors;	/* rounded size */
+	unsigned		u64s;
+	uint64_t		seq;
+	uint64_t		journal_seq;
+	unsigned		csum_type;
+	bool			csum_ok;
+	bool			blacklisted;	/* keys ignored (journal seq) */
+	bool			used;		/* keys took part in the merge */
+	unsigned		nr_keys;	/* keys found (before merging) */
+};
+
+struct btree_node_h {
+	unsigned		btree_id;
+	unsigned		level;
+	struct bpos_h		min_key;
+	struct bpos_h		max_key;
+	struct bkey_format_h	format;
+	uint64_t		seq;		/* bset seq shared by every bset */
+	uint64_t		node_seq;	/* BTREE_NODE_SEQ (informational) */
+	unsigned		dev;		/* copy that was used */
+	uint64_t		sector;
+	unsigned		written;	/* sectors used by bsets */
+
+	/* live keys, sorted; values point into data or the node's arena */
+	struct bkey_ref		*keys;
+	size_t			nr_keys;
+
+	struct btree_bset_info	*bsets;
+	unsigned		nr_bsets;
+
+	unsigned		nr_packed;	/* keys stored packed / unpacked (all bsets) */
+	unsigned		nr_unpacked;
+	size_t			live_u64s;	/* u64s of the live keys as stored */
+
+	unsigned long		nr_errors;	/* problems reported into err */
+	bool			csum_errors;	/* some bset failed its checksum */
+
+	/* owned memory */
+	void			*data;		/* the node bytes (decrypted) */
+	size_t			bytes;
+	struct node_arena	*arena;
+};
+
+/*
+ * Parse @bytes bytes of node data at @data (taken over by the node: it is
+ * freed by btree_node_free(), also on error). @where names the copy in
+ * messages ("dev 0 sector 3520"). Returns 0 with *@ret set, or a negative
+ * error (the message is in @err). Non-fatal problems are reported into
+ * @err and counted in (*ret)->nr_errors.
+ */
+int btree_node_parse(const struct btree_node_ctx *ctx,
+		     const struct btree_node_expect *exp,
+		     void *data, size_t bytes, const char *where,
+		     struct btree_node_h **ret, struct printbuf *err);
+
+/* Context of filesystem @c (magic, sizes, key, journal, bucket sizes). */
+void btree_node_ctx_init(struct btree_node_ctx *ctx, struct bch_fs *c);
+
+/*
+ * Read the node that btree pointer key @ptr points to: try each pointer
+ * in turn (present device, checksums verify), fall back to the first copy
+ * that parsed when every copy has checksum errors.
+ */
+int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
+		    const struct btree_node_expect *exp,
+		    struct btree_node_h **ret, struct printbuf *err);
+
+void btree_node_free(struct btree_node_h *n);
+
+/* A decoded btree pointer (value of a btree_ptr key). */
+struct btree_ptr_h {
+	unsigned		dev;
+	uint64_t		offset;
+	uint8_t			gen;
+	bool			cached;
+};
+
+/* Decode the pointers of a btree pointer value; returns the number or -EINVAL. */
+int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max);
+
+/*
+ * Combine sorted runs of keys, oldest run first (exported for tests and
+ * the iterator's journal overlay): each run must be sorted (extents: no
+ * overlap inside a run). The newer key wins at equal positions (extents:
+ * for the sectors it covers); whiteouts are dropped. @arena receives
+ * copies of values that had to change (extent front cuts). The result is
+ * a malloc'd array in *@out.
+ */
+struct key_run {
+	const struct bkey_ref	*k;
+	size_t			nr;
+};
+
+struct node_arena;
+struct node_arena *node_arena_new(void);
+void node_arena_free(struct node_arena *a);
+
+int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
+		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out);
+
+/*
+ * Piece [start, end) (offsets in @k's inode) of extent @k: size and end
+ * set, value adjusted for a front cut (copied into @arena when it changes).
+ */
+struct bkey_ref bch_extent_piece(const struct bkey_ref *k, uint64_t start,
+				 uint64_t end, struct node_arena *arena);
+
+/*
+ * Merge adjacent extents where the 2018 read path did (20 §20.5.3, 60):
+ * in place, returns the new count. @bucket_size per device (sectors).
+ */
+size_t bch_extents_merge(struct bkey_ref *k, size_t nr, const uint16_t *bucket_size);
+
+#endif

@@ -1,0 +1,1668 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Superblocks: reading one device's copy (spec 10 §2.7), checksums (§3),
+ * validation of the fixed part, the layout and every field (§2.8, §4),
+ * writing every copy (§2.9), and the field helpers the rest of the tree
+ * uses. Every byte is untrusted: sizes are checked before anything is
+ * dereferenced.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codec/checksum.h"
+#include "dev/dev.h"
+#include "util/errcode.h"
+#include "format/format.h"
+#include "dev/super.h"
+#include "util/util.h"
+
+static const uint8_t sb_magic[16] = BCH_SB_MAGIC_BYTES;
+
+/* Bytes read at first: the fixed part (and a little more, as one I/O). */
+#define SB_READ_FIRST	4096U
+
+void bch_sb_handle_free(struct bch_sb_handle *h)
+{
+	free(h->sb);
+	memset(h, 0, sizeof(*h));
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static const char * const sb_field_names[] = {
+#define x(n, v) [v] = #n,
+	BCH_SB_FIELDS(x)
+#undef x
+};
+
+const char *bch_sb_field_name(unsigned type)
+{
+	return type < ARRAY_SIZE(sb_field_names) ? sb_field_names[type] : NULL;
+}
+
+int bch_sb_field_type_parse(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < ARRAY_SIZE(sb_field_names); i++)
+		if (!strcmp(name, sb_field_names[i]))
+			return i;
+	return -1;
+}
+
+static const char * const data_type_names[] = {
+#define x(n, v, s) [v] = s,
+	BCH_DATA_TYPES(x)
+#undef x
+};
+
+const char *bch_data_type_name(unsigned type)
+{
+	return type < ARRAY_SIZE(data_type_names) ? data_type_names[type] : NULL;
+}
+
+static const char *name_or_unknown(const char * const *names, size_t nr, unsigned v)
+{
+	return v < nr && names[v] ? names[v] : "unknown";
+}
+
+const char *bch_member_state_name(unsigned state)
+{
+	static const char * const names[] = {
+#define x(n, v, s) [v] = s,
+		BCH_MEMBER_STATES(x)
+#undef x
+	};
+
+	return name_or_unknown(names, ARRAY_SIZE(names), state);
+}
+
+const char *bch_replacement_name(unsigned r)
+{
+	static const char * const names[] = { "lru", "fifo", "random" };
+
+	return name_or_unknown(names, ARRAY_SIZE(names), r);
+}
+
+const char *bch_error_action_name(unsigned a)
+{
+	static const char * const names[] = { "continue", "remount-ro", "panic" };
+
+	return name_or_unknown(names, ARRAY_SIZE(names), a);
+}
+
+const char *bch_csum_opt_name(unsigned o)
+{
+	static const char * const names[] = { "none", "crc32c", "crc64" };
+
+	return name_or_unknown(names, ARRAY_SIZE(names), o);
+}
+
+const char *bch_compression_opt_name(unsigned o)
+{
+	static const char * const names[] = {
+#define x(n, v) [v] = #n,
+		BCH_COMPRESSION_OPTS(x)
+#undef x
+	};
+
+	return name_or_unknown(names, ARRAY_SIZE(names), o);
+}
+
+const char *bch_str_hash_name(unsigned h)
+{
+	static const char * const names[] = { "crc32c", "crc64", "siphash" };
+
+	return name_or_unknown(names, ARRAY_SIZE(names), h);
+}
+
+/* ---- field helpers ------------------------------------------------------ */
+
+static const uint8_t *sb_area_end(const struct bch_sb *sb)
+{
+	return (const uint8_t *)sb + bch_sb_bytes(sb);
+}
+
+/*
+ * Next field after @f (NULL = the first), or NULL at the end of the area
+ * or at a field that is empty or overruns it.
+ */
+static const struct bch_sb_field *sb_field_next_safe(const struct bch_sb *sb,
+						     const struct bch_sb_field *f)
+{
+	const uint8_t *end = sb_area_end(sb);
+	const uint8_t *p = f
+		? (const uint8_t *)f + bch_sb_field_bytes(f)
+		: (const uint8_t *)sb->_data;
+	const struct bch_sb_field *n = (const void *)p;
+
+	if ((size_t)(end - p) < sizeof(struct bch_sb_field))
+		return NULL;
+	if (!le32_to_cpu(n->u64s) || bch_sb_field_bytes(n) > (size_t)(end - p))
+		return NULL;
+	return n;
+}
+
+#define for_each_sb_field_safe(_f, _sb)					\
+	for ((_f) = sb_field_next_safe(_sb, NULL); (_f);		\
+	     (_f) = sb_field_next_safe(_sb, _f))
+
+bool bch_sb_fields_ok(const struct bch_sb *sb)
+{
+	const uint8_t *end = sb_area_end(sb);
+	const uint8_t *p = (const uint8_t *)sb->_data;
+
+	while (p < end) {
+		const struct bch_sb_field *f = (const void *)p;
+
+		if ((size_t)(end - p) < sizeof(*f) || !le32_to_cpu(f->u64s) ||
+		    bch_sb_field_bytes(f) > (size_t)(end - p))
+			return false;
+		p += bch_sb_field_bytes(f);
+	}
+	return true;
+}
+
+const struct bch_sb_field *bch_sb_field_find(const struct bch_sb *sb, unsigned type)
+{
+	const struct bch_sb_field *f;
+
+	for_each_sb_field_safe(f, sb)
+		if (le32_to_cpu(f->type) == type)
+			return f;
+	return NULL;
+}
+
+const struct bch_sb_field_members *bch_sb_members(const struct bch_sb *sb)
+{
+	return (const void *)bch_sb_field_find(sb, BCH_SB_FIELD_members);
+}
+
+const struct bch_member *bch_sb_member(const struct bch_sb *sb, unsigned idx)
+{
+	const struct bch_sb_field_members *m = bch_sb_members(sb);
+
+	if (!m || idx >= sb->nr_devices || idx >= bch_sb_members_nr(m))
+		return NULL;
+	return &m->members[idx];
+}
+
+bool bch_sb_member_exists(const struct bch_sb *sb, unsigned idx)
+{
+	const struct bch_member *m = bch_sb_member(sb, idx);
+
+	return m && bch_member_exists(m);
+}
+
+int bch_sb_member_find(const struct bch_sb *sb, const uint8_t uuid[16])
+{
+	unsigned i;
+
+	if (uuid_is_zero(uuid))
+		return -1;
+	for (i = 0; i < sb->nr_devices; i++) {
+		const struct bch_member *m = bch_sb_member(sb, i);
+
+		if (m && !memcmp(m->uuid.b, uuid, 16))
+			return i;
+	}
+	return -1;
+}
+
+unsigned bch_sb_nr_live_members(const struct bch_sb *sb)
+{
+	unsigned i, nr = 0;
+
+	for (i = 0; i < sb->nr_devices; i++)
+		nr += bch_sb_member_exists(sb, i);
+	return nr;
+}
+
+size_t bch_sb_journal_nr_buckets(const struct bch_sb *sb)
+{
+	const void *f = bch_sb_field_find(sb, BCH_SB_FIELD_journal);
+
+	return f ? bch_sb_journal_nr(f) : 0;
+}
+
+uint64_t bch_sb_journal_bucket(const struct bch_sb *sb, size_t i)
+{
+	const struct bch_sb_field_journal *j =
+		(const void *)bch_sb_field_find(sb, BCH_SB_FIELD_journal);
+
+	if (!j || i >= bch_sb_journal_nr(j))
+		return 0;
+	return le64_to_cpu(j->buckets[i]);
+}
+
+const struct bch_sb_field_crypt *bch_sb_crypt(const struct bch_sb *sb)
+{
+	const struct bch_sb_field *f = bch_sb_field_find(sb, BCH_SB_FIELD_crypt);
+
+	if (!f || bch_sb_field_bytes(f) < sizeof(struct bch_sb_field_crypt))
+		return NULL;
+	return (const void *)f;
+}
+
+static void replicas_iter_field(struct bch_replicas_iter *it,
+				const struct bch_sb_field *f)
+{
+	it->p = it->end = NULL;
+	if (!f)
+		return;
+	it->p = (const uint8_t *)f + sizeof(*f);
+	it->end = (const uint8_t *)f + bch_sb_field_bytes(f);
+}
+
+void bch_sb_replicas_iter_init(struct bch_replicas_iter *it, const struct bch_sb *sb)
+{
+	replicas_iter_field(it, bch_sb_field_find(sb, BCH_SB_FIELD_replicas));
+}
+
+const struct bch_replicas_entry *bch_sb_replicas_next(struct bch_replicas_iter *it)
+{
+	const struct bch_replicas_entry *e = (const void *)it->p;
+
+	if (!it->p || it->end - it->p < 2 || !e->data_type ||
+	    (size_t)(it->end - it->p) < bch_replicas_entry_bytes(e)) {
+		it->p = it->end = NULL;
+		return NULL;
+	}
+	it->p += bch_replicas_entry_bytes(e);
+	return e;
+}
+
+unsigned bch_sb_dev_has_data(const struct bch_sb *sb, unsigned dev)
+{
+	struct bch_replicas_iter it;
+	const struct bch_replicas_entry *e;
+	unsigned i, mask = 0;
+
+	bch_sb_replicas_iter_init(&it, sb);
+	while ((e = bch_sb_replicas_next(&it)))
+		for (i = 0; i < e->nr; i++)
+			if (e->devs[i] == dev && e->data_type < 32)
+				mask |= 1U << e->data_type;
+	return mask;
+}
+
+static const struct bch_sb_field_disk_groups *sb_disk_groups(const struct bch_sb *sb)
+{
+	return (const void *)bch_sb_field_find(sb, BCH_SB_FIELD_disk_groups);
+}
+
+int bch_sb_disk_group_label(const struct bch_sb *sb, unsigned idx, char out[33])
+{
+	const struct bch_sb_field_disk_groups *g = sb_disk_groups(sb);
+
+	out[0] = '\0';
+	if (!g || idx >= bch_sb_disk_groups_nr(g))
+		return -ENOENT;
+	memcpy(out, g->entries[idx].label, BCH_SB_LABEL_SIZE);
+	out[BCH_SB_LABEL_SIZE] = '\0';
+	return 0;
+}
+
+unsigned bch_sb_disk_group_parent(const struct bch_sb *sb, unsigned idx)
+{
+	const struct bch_sb_field_disk_groups *g = sb_disk_groups(sb);
+
+	if (!g || idx >= bch_sb_disk_groups_nr(g) || BCH_GROUP_DELETED(&g->entries[idx]))
+		return 0;
+	return (unsigned)BCH_GROUP_PARENT(&g->entries[idx]);
+}
+
+void bch_sb_disk_group_path(struct printbuf *out, const struct bch_sb *sb, unsigned idx)
+{
+	const struct bch_sb_field_disk_groups *g = sb_disk_groups(sb);
+	size_t nr = g ? bch_sb_disk_groups_nr(g) : 0;
+	unsigned path[32], depth = 0, v = idx;
+	char label[33];
+
+	while (1) {
+		if (v >= nr || depth >= ARRAY_SIZE(path) ||
+		    BCH_GROUP_DELETED(&g->entries[v])) {
+			pr_buf(out, "invalid group %u", idx);
+			return;
+		}
+		path[depth++] = v;
+		if (!BCH_GROUP_PARENT(&g->entries[v]))
+			break;
+		v = (unsigned)BCH_GROUP_PARENT(&g->entries[v]) - 1;
+	}
+	while (depth--) {
+		bch_sb_disk_group_label(sb, path[depth], label);
+		pr_str(out, label);
+		if (depth)
+			pr_char(out, '.');
+	}
+}
+
+/* Sectors reserved for each copy, or 0 if the size bits are absurd. */
+static uint64_t layout_copy_sectors(const struct bch_sb_layout *l)
+{
+	return l->sb_max_size_bits < 48 ? (uint64_t)1 << l->sb_max_size_bits : 0;
+}
+
+static bool ranges_overlap(uint64_t s1, uint64_t e1, uint64_t s2, uint64_t e2)
+{
+	return s1 < e2 && s2 < e1;
+}
+
+bool bch_sb_range_in_sb_area(const struct bch_sb *sb, uint64_t start, uint64_t end)
+{
+	const struct bch_sb_layout *l = &sb->layout;
+	uint64_t size = layout_copy_sectors(l);
+	unsigned i, nr = min_t(unsigned, l->nr_superblocks, BCH_SB_LAYOUT_MAX_SB);
+
+	for (i = 0; i < nr; i++) {
+		uint64_t off = le64_to_cpu(l->sb_offset[i]);
+
+		if (off == BCH_SB_SECTOR && ranges_overlap(start, end, 0, BCH_SB_SECTOR))
+			return true;
+		if (ranges_overlap(start, end, off, off + size < off ? UINT64_MAX : off + size))
+			return true;
+	}
+	return false;
+}
+
+/* ---- checksum and one copy ---------------------------------------------- */
+
+int bch_sb_csum(const struct bch_sb *sb, struct bch_csum_val *out)
+{
+	unsigned type = (unsigned)BCH_SB_CSUM_TYPE(sb);
+	const uint8_t *start = (const uint8_t *)sb + sizeof(sb->csum);
+
+	if (!bch_csum_type_valid(type) || bch_csum_type_is_encryption(type)) {
+		out->lo = out->hi = 0;
+		return -BCH_ERR_sb_bad_csum_type;
+	}
+	return bch_checksum(type, bch_nonce_make(0, 0, 0, 0), NULL, start,
+			    bch_sb_bytes(sb) - sizeof(sb->csum), out);
+}
+
+/* Magic, version and size (spec 10 §2.7.1 steps 2-4); *@bytes = copy size. */
+static int sb_check_header(const struct bch_sb *sb, struct printbuf *err, size_t *bytes)
+{
+	uint64_t version = le64_to_cpu(sb->version);
+	uint64_t max;
+
+	if (memcmp(sb->magic.b, sb_magic, sizeof(sb_magic))) {
+		pr_str(err, "not a bcachefs superblock (bad magic)");
+		return -BCH_ERR_not_bcachefs;
+	}
+	if (version < BCH_SB_VERSION_MIN || version > BCH_SB_VERSION_MAX) {
+		pr_buf(err, "unsupported version %" PRIu64 " (this tool reads versions %u to %u)",
+		       version, BCH_SB_VERSION_MIN, BCH_SB_VERSION_MAX);
+		return -BCH_ERR_sb_bad_version;
+	}
+	*bytes = bch_sb_bytes(sb);
+	if (*bytes > BCH_SB_BYTES_MAX) {
+		pr_buf(err, "too big: %zu bytes (u64s %u), more than any superblock can be (%u bytes)",
+		       *bytes, le32_to_cpu(sb->u64s), BCH_SB_BYTES_MAX);
+		return -BCH_ERR_sb_too_big;
+	}
+	max = layout_copy_sectors(&sb->layout) * BCH_SECTOR_SIZE;
+	if (!max || *bytes > max) {
+		pr_buf(err, "too big: %zu bytes (u64s %u), its layout reserves %" PRIu64 " bytes per copy (sb_max_size_bits %u)",
+		       *bytes, le32_to_cpu(sb->u64s), max, sb->layout.sb_max_size_bits);
+		return -BCH_ERR_sb_too_big;
+	}
+	return 0;
+}
+
+int bch_sb_check_copy(const void *buf, size_t len, struct printbuf *err)
+{
+	const struct bch_sb *sb = buf;
+	struct bch_csum_val want, got;
+	unsigned type;
+	size_t bytes;
+	int ret;
+
+	if (len < BCH_SB_FIXED_BYTES) {
+		pr_buf(err, "only %zu bytes, a superblock has at least %u", len,
+		       BCH_SB_FIXED_BYTES);
+		return -BCH_ERR_sb_invalid;
+	}
+	ret = sb_check_header(sb, err, &bytes);
+	if (ret)
+		return ret;
+	if (bytes > len) {
+		pr_buf(err, "%zu bytes long but only %zu bytes are available", bytes, len);
+		return -BCH_ERR_sb_invalid;
+	}
+	type = (unsigned)BCH_SB_CSUM_TYPE(sb);
+	if (!bch_csum_type_valid(type)) {
+		pr_buf(err, "unknown checksum type %u (valid: 0-6)", type);
+		return -BCH_ERR_sb_bad_csum_type;
+	}
+	if (bch_csum_type_is_encryption(type)) {
+		pr_buf(err, "checksum type %u (%s) cannot be verified for a superblock",
+		       type, bch_csum_type_name(type));
+		return -BCH_ERR_sb_bad_csum_type;
+	}
+	ret = bch_sb_csum(sb, &got);
+	if (ret)
+		return ret;
+	want = bch_csum_from_bytes(&sb->csum);
+	if (!bch_csum_eq(want, got)) {
+		pr_buf(err, "bad checksum (%s: stored 0x%" PRIx64 ", computed 0x%" PRIx64 "%s)",
+		       bch_csum_type_name(type), want.lo, got.lo,
+		       want.hi ? ", high half not zero" : "");
+		return -BCH_ERR_sb_bad_csum;
+	}
+	return 0;
+}
+
+/* Do @len bytes at @sector lie on the device? */
+static int sb_range_check(struct bch_devio *io, size_t len, uint64_t sector,
+			  struct printbuf *err)
+{
+	if (sector > (io->size >> BCH_SECTOR_SHIFT) ||
+	    len > io->size - (sector << BCH_SECTOR_SHIFT)) {
+		pr_buf(err, "past the end of the device (%" PRIu64 " bytes)", io->size);
+		return -BCH_ERR_dev_too_small;
+	}
+	return 0;
+}
+
+static int sb_pread(struct bch_devio *io, void *buf, size_t len, uint64_t sector,
+		    struct printbuf *err)
+{
+	int ret = sb_range_check(io, len, sector, err);
+
+	if (ret)
+		return ret;
+	ret = dev_pread(io, buf, len, sector << BCH_SECTOR_SHIFT);
+	if (ret)
+		pr_buf(err, "read error: %s", bch_err_str(ret));
+	return ret;
+}
+
+int bch_sb_read_at(struct bch_devio *io, uint64_t sector,
+		   struct bch_sb_handle *ret, struct printbuf *err)
+{
+	struct bch_sb *sb;
+	size_t bytes, first = BCH_SB_FIXED_BYTES;
+	int r;
+
+	memset(ret, 0, sizeof(*ret));
+	sb = xmalloc(first);
+	r = sb_pread(io, sb, first, sector, err);
+	if (r)
+		goto err;
+	r = sb_check_header(sb, err, &bytes);
+	if (r)
+		goto err;
+	/* the size is untrusted (u64s is 32 bits): check it before allocating */
+	r = sb_range_check(io, bytes, sector, err);
+	if (r)
+		goto err;
+	sb = xrealloc(sb, bytes);
+	r = sb_pread(io, sb, bytes, sector, err);
+	if (r)
+		goto err;
+	r = bch_sb_check_copy(sb, bytes, err);
+	if (r)
+		goto err;
+	ret->sb = sb;
+	ret->bytes = bytes;
+	ret->offset = sector;
+	ret->layout = sb->layout;
+	return 0;
+err:
+	free(sb);
+	return r;
+}
+
+int bch_sb_layout_validate(const struct bch_sb_layout *l, struct printbuf *err)
+{
+	uint64_t size = layout_copy_sectors(l), prev_end = 0;
+	unsigned i;
+
+	if (memcmp(l->magic.b, sb_magic, sizeof(sb_magic))) {
+		pr_str(err, "not a bcachefs superblock layout (bad magic)");
+		return -BCH_ERR_sb_layout_invalid;
+	}
+	if (l->layout_type != BCH_SB_LAYOUT_TYPE) {
+		pr_buf(err, "invalid layout type %u (must be 0)", l->layout_type);
+		return -BCH_ERR_sb_layout_invalid;
+	}
+	if (!l->nr_superblocks || l->nr_superblocks > BCH_SB_LAYOUT_MAX_SB) {
+		pr_buf(err, "invalid number of superblocks %u (1-%u)",
+		       l->nr_superblocks, BCH_SB_LAYOUT_MAX_SB);
+		return -BCH_ERR_sb_layout_invalid;
+	}
+	if (!size) {
+		pr_buf(err, "invalid superblock size bits %u", l->sb_max_size_bits);
+		return -BCH_ERR_sb_layout_invalid;
+	}
+	for (i = 0; i < l->nr_superblocks; i++) {
+		uint64_t off = le64_to_cpu(l->sb_offset[i]);
+
+		if (i && off < prev_end) {
+			pr_buf(err, "superblocks overlap: offset[%u] = %" PRIu64 " < offset[%u] + %" PRIu64 " = %" PRIu64,
+			       i, off, i - 1, size, prev_end);
+			return -BCH_ERR_sb_layout_invalid;
+		}
+		if (off > UINT64_MAX / BCH_SECTOR_SIZE - size) {
+			pr_buf(err, "offset[%u] = %" PRIu64 " is too large", i, off);
+			return -BCH_ERR_sb_layout_invalid;
+		}
+		prev_end = off + size;
+	}
+	return 0;
+}
+
+/*
+ * The superblock at sector 8, else the copies the layout at sector 7 lists.
+ * A migrated filesystem (60-clarifications) has no superblock at sector 8:
+ * its layout's first copy is its primary, and using it is not a fallback.
+ */
+/*
+ * One copy for sb_read(): bch_sb_read_at(), and with @validate also the
+ * full validation (a copy that reads but is invalid is skipped like one
+ * with a bad checksum).
+ */
+static int sb_read_one(struct bch_devio *io, uint64_t sector, bool validate,
+		       struct bch_sb_handle *ret, struct printbuf *why)
+{
+	int r = bch_sb_read_at(io, sector, ret, why);
+
+	if (!r && validate) {
+		r = bch_sb_validate(ret->sb, why);
+		if (r)
+			bch_sb_handle_free(ret);
+	}
+	return r;
+}
+
+static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validate,
+		   struct printbuf *err)
+{
+	struct printbuf why = PRINTBUF, msg = PRINTBUF;
+	struct bch_sb_layout layout;
+	int r, r_primary;
+	unsigned i;
+
+	if (io->size < ((uint64_t)BCH_SB_SECTOR << BCH_SECTOR_SHIFT) + BCH_SB_FIXED_BYTES) {
+		/* not even room for the first superblock: no need to say more */
+		pr_buf(err, "%s: %s (%" PRIu64 " bytes): not a bcachefs filesystem\n", io->path,
+		       io->size ? "too small to hold a superblock" : "empty", io->size);
+		return -BCH_ERR_not_bcachefs;
+	}
+
+	r = r_primary = sb_read_one(io, BCH_SB_SECTOR, validate, ret, &why);
+	if (!r)
+		goto out;
+
+	pr_buf(&msg, "%s: superblock at sector %u: %s", io->path, BCH_SB_SECTOR,
+	       printbuf_str(&why));
+	printbuf_reset(&why);
+
+	r = sb_pread(io, &layout, sizeof(layout), BCH_SB_LAYOUT_SECTOR, &why);
+	if (!r)
+		r = bch_sb_layout_validate(&layout, &why);
+	if (r == -BCH_ERR_sb_layout_invalid && r_primary == -BCH_ERR_not_bcachefs &&
+	    memcmp(layout.magic.b, sb_magic, sizeof(sb_magic))) {
+		/* no trace of bcachefs: one short reason */
+		printbuf_reset(&msg);
+		pr_buf(&msg, "%s: no bcachefs superblock (no magic at sector %u, no layout at sector %u): "
+		       "not a bcachefs filesystem\n", io->path, BCH_SB_SECTOR, BCH_SB_LAYOUT_SECTOR);
+		goto out;
+	}
+	if (r) {
+		pr_buf(&msg, "; layout at sector %u: %s; no valid superblock\n",
+		       BCH_SB_LAYOUT_SECTOR, printbuf_str(&why));
+		goto out;
+	}
+
+	r = -BCH_ERR_not_bcachefs;
+	for (i = 0; i < layout.nr_superblocks; i++) {
+		uint64_t off = le64_to_cpu(layout.sb_offset[i]);
+
+		if (off == BCH_SB_SECTOR)
+			continue;
+		printbuf_reset(&why);
+		r = sb_read_one(io, off, validate, ret, &why);
+		if (!r) {
+			ret->layout = layout;
+			if (i == 0) {
+				/* migrated layout: this is the primary */
+				printbuf_reset(&msg);
+				goto out;
+			}
+			ret->from_backup = true;
+			pr_buf(&msg, "; using the backup at sector %" PRIu64 "\n", off);
+			goto out;
+		}
+		pr_buf(&msg, "; %s at sector %" PRIu64 ": %s", i ? "backup" : "primary",
+		       off, printbuf_str(&why));
+	}
+	pr_str(&msg, "; no valid superblock\n");
+out:
+	pr_str(err, printbuf_str(&msg));
+	printbuf_exit(&msg);
+	printbuf_exit(&why);
+	/* failing: the primary's reason is the most telling (bad magic...) */
+	return r ? r_primary : 0;
+}
+
+int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err)
+{
+	return sb_read(io, ret, false, err);
+}
+
+int bch_sb_read_valid(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err)
+{
+	return sb_read(io, ret, true, err);
+}
+
+/* ---- validation --------------------------------------------------------- */
+
+#define sb_invalid(err, ...)				\
+({							\
+	pr_buf(err, "invalid superblock: " __VA_ARGS__); \
+	-BCH_ERR_sb_invalid;				\
+})
+
+static int validate_replicas_want(const char *what, uint64_t v, struct printbuf *err)
+{
+	if (v < 1 || v >= BCH_REPLICAS_MAX)
+		return sb_invalid(err, "%s is %" PRIu64 " (allowed 1-%u)", what, v,
+				  BCH_REPLICAS_MAX - 1);
+	return 0;
+}
+
+static int validate_options(const struct bch_sb *sb, struct printbuf *err)
+{
+	uint64_t v;
+	int ret;
+
+	if ((ret = validate_replicas_want("metadata_replicas", BCH_SB_META_REPLICAS_WANT(sb), err)) ||
+	    (ret = validate_replicas_want("metadata_replicas_required", BCH_SB_META_REPLICAS_REQ(sb), err)) ||
+	    (ret = validate_replicas_want("data_replicas", BCH_SB_DATA_REPLICAS_WANT(sb), err)) ||
+	    (ret = validate_replicas_want("data_replicas_required", BCH_SB_DATA_REPLICAS_REQ(sb), err)))
+		return ret;
+	if ((v = BCH_SB_META_CSUM_TYPE(sb)) >= BCH_CSUM_OPT_NR)
+		return sb_invalid(err, "metadata checksum type %" PRIu64 " (allowed 0-2)", v);
+	if ((v = BCH_SB_DATA_CSUM_TYPE(sb)) >= BCH_CSUM_OPT_NR)
+		return sb_invalid(err, "data checksum type %" PRIu64 " (allowed 0-2)", v);
+	if ((v = BCH_SB_COMPRESSION_TYPE(sb)) >= BCH_COMPRESSION_OPT_NR)
+		return sb_invalid(err, "compression type %" PRIu64 " (allowed 0-3)", v);
+	v = BCH_SB_BTREE_NODE_SIZE(sb);
+	if (!v)
+		return sb_invalid(err, "btree node size not set");
+	if (!is_power_of_2(v))
+		return sb_invalid(err, "btree node size %" PRIu64 " sectors is not a power of two", v);
+	if ((v = BCH_SB_GC_RESERVE(sb)) < 5)
+		return sb_invalid(err, "gc reserve %" PRIu64 "%% too small (at least 5%%)", v);
+	v = le32_to_cpu(sb->time_precision);
+	if (v < 1 || v > 1000000000)
+		return sb_invalid(err, "time precision %" PRIu64 " ns (allowed 1-1000000000)", v);
+	return 0;
+}
+
+static int validate_fixed(const struct bch_sb *sb, struct printbuf *err)
+{
+	uint64_t version = le64_to_cpu(sb->version);
+	unsigned bs = le16_to_cpu(sb->block_size);
+
+	if (version < BCH_SB_VERSION_MIN || version > BCH_SB_VERSION_MAX)
+		return sb_invalid(err, "unsupported version %" PRIu64 " (allowed %u-%u)",
+				  version, BCH_SB_VERSION_MIN, BCH_SB_VERSION_MAX);
+	if (!is_power_of_2(bs) || bs > 8)
+		return sb_invalid(err, "bad block size %u sectors (a power of two, at most 8)", bs);
+	if (uuid_is_zero(sb->user_uuid.b))
+		return sb_invalid(err, "external (user) UUID is zero");
+	if (uuid_is_zero(sb->uuid.b))
+		return sb_invalid(err, "internal UUID is zero");
+	if (!sb->nr_devices || sb->nr_devices > BCH_SB_MEMBERS_MAX)
+		return sb_invalid(err, "nr_devices %u (allowed 1-%u)", sb->nr_devices,
+				  BCH_SB_MEMBERS_MAX);
+	if (sb->dev_idx >= sb->nr_devices)
+		return sb_invalid(err, "dev_idx %u is not below nr_devices %u",
+				  sb->dev_idx, sb->nr_devices);
+	return validate_options(sb, err);
+}
+
+static int validate_field_list(const struct bch_sb *sb, struct printbuf *err)
+{
+	const uint8_t *start = (const uint8_t *)sb->_data, *end = sb_area_end(sb);
+	const uint8_t *p = start;
+	unsigned n = 0;
+
+	while (p < end) {
+		const struct bch_sb_field *f = (const void *)p;
+
+		if ((size_t)(end - p) < sizeof(*f))
+			return sb_invalid(err, "field %u at byte %zu: header overruns the field area (%zu bytes left)",
+					  n, (size_t)(p - (const uint8_t *)sb), (size_t)(end - p));
+		if (!le32_to_cpu(f->u64s))
+			return sb_invalid(err, "field %u (type %u) at byte %zu has size 0",
+					  n, le32_to_cpu(f->type), (size_t)(p - (const uint8_t *)sb));
+		if (bch_sb_field_bytes(f) > (size_t)(end - p))
+			return sb_invalid(err, "field %u (type %u) at byte %zu: %zu bytes overrun the field area (%zu bytes left)",
+					  n, le32_to_cpu(f->type), (size_t)(p - (const uint8_t *)sb),
+					  bch_sb_field_bytes(f), (size_t)(end - p));
+		p += bch_sb_field_bytes(f);
+		n++;
+	}
+	return 0;
+}
+
+static int validate_member(const struct bch_sb *sb, unsigned i, const struct bch_member *m,
+			   struct printbuf *err)
+{
+	uint64_t nbuckets = le64_to_cpu(m->nbuckets);
+	unsigned first = le16_to_cpu(m->first_bucket);
+	unsigned bucket_size = le16_to_cpu(m->bucket_size);
+	unsigned bs = le16_to_cpu(sb->block_size);
+	uint64_t node = BCH_SB_BTREE_NODE_SIZE(sb);
+
+	if (nbuckets > INT64_MAX)
+		return sb_invalid(err, "members: device %u: too many buckets (%" PRIu64 ")",
+				  i, nbuckets);
+	if (nbuckets - first < BCH_MIN_NR_NBUCKETS)
+		return sb_invalid(err, "members: device %u: not enough buckets: nbuckets %" PRIu64 " - first_bucket %u, need at least %u",
+				  i, nbuckets, first, BCH_MIN_NR_NBUCKETS);
+	if (bucket_size < bs)
+		return sb_invalid(err, "members: device %u: bucket size %u sectors smaller than block size %u",
+				  i, bucket_size, bs);
+	if (bucket_size < node)
+		return sb_invalid(err, "members: device %u: bucket size %u sectors smaller than btree node size %" PRIu64,
+				  i, bucket_size, node);
+	if (nbuckets > (UINT64_MAX >> BCH_SECTOR_SHIFT) / bucket_size)
+		return sb_invalid(err, "members: device %u: size nbuckets %" PRIu64 " * bucket_size %u overflows",
+				  i, nbuckets, bucket_size);
+	return 0;
+}
+
+int bch_sb_validate_members(const struct bch_sb *sb, struct printbuf *err)
+{
+	const struct bch_sb_field_members *m = bch_sb_members(sb);
+	unsigned i;
+	int ret;
+
+	if (!m)
+		return sb_invalid(err, "members field missing");
+	if (bch_sb_members_nr(m) < sb->nr_devices)
+		return sb_invalid(err, "members field holds %zu entries, nr_devices is %u",
+				  bch_sb_members_nr(m), sb->nr_devices);
+	for (i = 0; i < sb->nr_devices; i++) {
+		if (!bch_member_exists(&m->members[i]))
+			continue;
+		ret = validate_member(sb, i, &m->members[i], err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int journal_check_sorted(const struct bch_sb *sb, const struct bch_member *m,
+				const uint64_t *b, size_t nr, struct printbuf *err)
+{
+	uint64_t bucket_size = le16_to_cpu(m->bucket_size);
+	size_t i;
+
+	if (!b[0])
+		return sb_invalid(err, "journal: bucket 0 (sector 0) in the journal");
+	if (b[0] < le16_to_cpu(m->first_bucket))
+		return sb_invalid(err, "journal: bucket %" PRIu64 " before the first bucket %u",
+				  b[0], le16_to_cpu(m->first_bucket));
+	if (b[nr - 1] >= le64_to_cpu(m->nbuckets))
+		return sb_invalid(err, "journal: bucket %" PRIu64 " past the end of the device (%" PRIu64 " buckets)",
+				  b[nr - 1], le64_to_cpu(m->nbuckets));
+	for (i = 0; i < nr; i++) {
+		if (i && b[i] == b[i - 1])
+			return sb_invalid(err, "journal: bucket %" PRIu64 " listed twice", b[i]);
+		if (bch_sb_range_in_sb_area(sb, b[i] * bucket_size, (b[i] + 1) * bucket_size))
+			return sb_invalid(err, "journal: bucket %" PRIu64 " (sectors %" PRIu64 "-%" PRIu64 ") overlaps the superblock area",
+					  b[i], b[i] * bucket_size, (b[i] + 1) * bucket_size - 1);
+	}
+	return 0;
+}
+
+int bch_sb_validate_journal(const struct bch_sb *sb, struct printbuf *err)
+{
+	const struct bch_sb_field_journal *j =
+		(const void *)bch_sb_field_find(sb, BCH_SB_FIELD_journal);
+	const struct bch_member *m;
+	size_t i, nr = j ? bch_sb_journal_nr(j) : 0;
+	uint64_t *b;
+	int ret;
+
+	if (!nr)
+		return 0;
+	m = bch_sb_member(sb, sb->dev_idx);
+	if (!m)
+		return sb_invalid(err, "journal: device %u has no member entry", sb->dev_idx);
+	b = xmalloc(nr * sizeof(*b));
+	for (i = 0; i < nr; i++)
+		b[i] = le64_to_cpu(j->buckets[i]);
+	qsort(b, nr, sizeof(*b), cmp_u64);
+	ret = journal_check_sorted(sb, m, b, nr, err);
+	free(b);
+	return ret;
+}
+
+int bch_sb_validate_crypt(const struct bch_sb *sb, const struct bch_sb_field *f,
+			  struct printbuf *err)
+{
+	const struct bch_sb_field_crypt *c = (const void *)f;
+
+	if (bch_sb_field_bytes(f) != sizeof(*c))
+		return sb_invalid(err, "crypt: size %zu bytes (must be %zu)",
+				  bch_sb_field_bytes(f), sizeof(*c));
+	if (BCH_CRYPT_KDF_TYPE(c))
+		return sb_invalid(err, "crypt: kdf type %" PRIu64 " (only 0, scrypt, is known)",
+				  BCH_CRYPT_KDF_TYPE(c));
+	return 0;
+}
+
+/* An entry as (data type, device bitmap), for duplicate detection. */
+struct replicas_key {
+	unsigned	type;
+	uint64_t	devs;
+};
+
+static int cmp_replicas_key(const void *a, const void *b)
+{
+	const struct replicas_key *x = a, *y = b;
+
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return x->devs < y->devs ? -1 : x->devs > y->devs;
+}
+
+static int validate_replicas_entry(const struct bch_sb *sb, unsigned n,
+				   const struct bch_replicas_entry *e,
+				   struct replicas_key *k, struct printbuf *err)
+{
+	unsigned i;
+
+	if (e->data_type >= BCH_DATA_NR)
+		return sb_invalid(err, "replicas: entry %u: invalid data type %u (allowed 1-%u)",
+				  n, e->data_type, BCH_DATA_NR - 1);
+	if (!e->nr)
+		return sb_invalid(err, "replicas: entry %u (%s): no devices", n,
+				  bch_data_type_name(e->data_type));
+	if (e->nr > BCH_REPLICAS_ENTRY_DEVS_MAX)
+		return sb_invalid(err, "replicas: entry %u (%s): %u devices (at most %u)", n,
+				  bch_data_type_name(e->data_type), e->nr,
+				  BCH_REPLICAS_ENTRY_DEVS_MAX);
+	k->type = e->data_type;
+	k->devs = 0;
+	for (i = 0; i < e->nr; i++) {
+		if (e->devs[i] >= sb->nr_devices || !bch_sb_member_exists(sb, e->devs[i]))
+			return sb_invalid(err, "replicas: entry %u (%s): device %u is not a member (nr_devices %u)",
+					  n, bch_data_type_name(e->data_type), e->devs[i],
+					  sb->nr_devices);
+		k->devs |= 1ULL << e->devs[i];
+	}
+	return 0;
+}
+
+int bch_sb_validate_replicas(const struct bch_sb *sb, const struct bch_sb_field *f,
+			     struct printbuf *err)
+{
+	const uint8_t *p = (const uint8_t *)f + sizeof(*f);
+	const uint8_t *end = (const uint8_t *)f + bch_sb_field_bytes(f);
+	size_t max = bch_sb_field_bytes(f) / 2 + 1, nr = 0, i;
+	struct replicas_key *keys = xcalloc(max, sizeof(*keys));
+	int ret = 0;
+
+	while (p < end && *p) {
+		const struct bch_replicas_entry *e = (const void *)p;
+
+		if (end - p < 2 || (size_t)(end - p) < bch_replicas_entry_bytes(e)) {
+			ret = sb_invalid(err, "replicas: entry %zu at byte %zu overruns the field",
+					 nr, (size_t)(p - (const uint8_t *)f));
+			goto out;
+		}
+		ret = validate_replicas_entry(sb, nr, e, &keys[nr], err);
+		if (ret)
+			goto out;
+		nr++;
+		p += bch_replicas_entry_bytes(e);
+	}
+	qsort(keys, nr, sizeof(*keys), cmp_replicas_key);
+	for (i = 1; i < nr; i++)
+		if (!cmp_replicas_key(&keys[i - 1], &keys[i])) {
+			ret = sb_invalid(err, "replicas: duplicate entry (%s, devices %#" PRIx64 ")",
+					 bch_data_type_name(keys[i].type), keys[i].devs);
+			goto out;
+		}
+out:
+	free(keys);
+	return ret;
+}
+
+int bch_sb_validate_quota(const struct bch_sb *sb, const struct bch_sb_field *f,
+			  struct printbuf *err)
+{
+	if (bch_sb_field_bytes(f) != sizeof(struct bch_sb_field_quota))
+		return sb_invalid(err, "quota: size %zu bytes (must be %zu)",
+				  bch_sb_field_bytes(f), sizeof(struct bch_sb_field_quota));
+	return 0;
+}
+
+static int cmp_disk_group(const void *a, const void *b)
+{
+	const struct bch_disk_group *x = a, *y = b;
+	uint64_t dx = BCH_GROUP_DELETED(x), dy = BCH_GROUP_DELETED(y);
+	uint64_t px = BCH_GROUP_PARENT(x), py = BCH_GROUP_PARENT(y);
+
+	if (dx != dy)
+		return dx < dy ? -1 : 1;
+	if (px != py)
+		return px < py ? -1 : 1;
+	return strncmp((const char *)x->label, (const char *)y->label, BCH_SB_LABEL_SIZE);
+}
+
+static int validate_member_groups(const struct bch_sb *sb,
+				  const struct bch_sb_field_disk_groups *g, size_t nr,
+				  struct printbuf *err)
+{
+	const struct bch_sb_field_members *m = bch_sb_members(sb);
+	unsigned i;
+
+	for (i = 0; m && i < sb->nr_devices && i < bch_sb_members_nr(m); i++) {
+		uint64_t grp = BCH_MEMBER_GROUP(&m->members[i]);
+
+		if (!grp)
+			continue;
+		if (grp - 1 >= nr)
+			return sb_invalid(err, "disk_groups: device %u is in group %" PRIu64 ", only %zu groups exist",
+					  i, grp - 1, nr);
+		if (BCH_GROUP_DELETED(&g->entries[grp - 1]))
+			return sb_invalid(err, "disk_groups: device %u is in deleted group %" PRIu64,
+					  i, grp - 1);
+	}
+	return 0;
+}
+
+int bch_sb_validate_disk_groups(const struct bch_sb *sb, const struct bch_sb_field *f,
+				struct printbuf *err)
+{
+	const struct bch_sb_field_disk_groups *g = (const void *)f;
+	size_t nr = bch_sb_disk_groups_nr(g), i;
+	struct bch_disk_group *sorted;
+	int ret;
+
+	ret = validate_member_groups(sb, g, nr, err);
+	if (ret)
+		return ret;
+	for (i = 0; i < nr; i++)
+		if (!BCH_GROUP_DELETED(&g->entries[i]) && !g->entries[i].label[0])
+			return sb_invalid(err, "disk_groups: group %zu has an empty label", i);
+	if (!nr)
+		return 0;
+	sorted = xmalloc(nr * sizeof(*sorted));
+	memcpy(sorted, g->entries, nr * sizeof(*sorted));
+	qsort(sorted, nr, sizeof(*sorted), cmp_disk_group);
+	for (i = 1; i < nr; i++)
+		if (!BCH_GROUP_DELETED(&sorted[i]) &&
+		    !cmp_disk_group(&sorted[i - 1], &sorted[i])) {
+			ret = sb_invalid(err, "disk_groups: duplicate group '%.32s' (parent %" PRIu64 ")",
+					 (const char *)sorted[i].label, BCH_GROUP_PARENT(&sorted[i]));
+			break;
+		}
+	free(sorted);
+	return ret;
+}
+
+static int validate_field(const struct bch_sb *sb, const struct bch_sb_field *f,
+			  struct printbuf *err)
+{
+	switch (le32_to_cpu(f->type)) {
+	case BCH_SB_FIELD_journal:
+		return bch_sb_field_find(sb, BCH_SB_FIELD_journal) == f
+			? bch_sb_validate_journal(sb, err) : 0;
+	case BCH_SB_FIELD_crypt:
+		return bch_sb_validate_crypt(sb, f, err);
+	case BCH_SB_FIELD_replicas:
+		return bch_sb_validate_replicas(sb, f, err);
+	case BCH_SB_FIELD_quota:
+		return bch_sb_validate_quota(sb, f, err);
+	case BCH_SB_FIELD_disk_groups:
+		return bch_sb_validate_disk_groups(sb, f, err);
+	default:
+		return 0;	/* members: done first; unknown types: carried along */
+	}
+}
+
+int bch_sb_validate(const struct bch_sb *sb, struct printbuf *err)
+{
+	const struct bch_sb_field *f;
+	struct printbuf why = PRINTBUF;
+	int ret;
+
+	ret = validate_fixed(sb, err);
+	if (ret)
+		return ret;
+	ret = bch_sb_layout_validate(&sb->layout, &why);
+	if (ret) {
+		pr_buf(err, "invalid superblock: embedded layout: %s", printbuf_str(&why));
+		printbuf_exit(&why);
+		return ret;
+	}
+	printbuf_exit(&why);
+	ret = validate_field_list(sb, err);
+	if (ret)
+		return ret;
+	ret = bch_sb_validate_members(sb, err);
+	if (ret)
+		return ret;
+	for_each_sb_field_safe(f, sb) {
+		ret = validate_field(sb, f, err);
+		if (ret)
+			return ret;
+	}
+	if (le64_to_cpu(sb->version) < BCH_SB_VERSION_EXTENT_NONCE_V1 &&
+	    bch_sb_field_find(sb, BCH_SB_FIELD_crypt) && BCH_SB_INITIALIZED(sb))
+		return sb_invalid(err, "version %" PRIu64 " encrypted filesystem: incompatible extent nonces",
+				  le64_to_cpu(sb->version));
+	return 0;
+}
+
+void bch_sb_upgrade_in_memory(struct bch_sb *sb)
+{
+	struct bch_sb_field_members *m;
+	unsigned i;
+
+	if (le64_to_cpu(sb->version) >= BCH_SB_VERSION_CURRENT)
+		return;
+	if (le64_to_cpu(sb->version) < BCH_SB_VERSION_EXTENT_MAX) {
+		SET_BCH_SB_ENCODED_EXTENT_MAX_BITS(sb, 7);
+		SET_BCH_SB_POSIX_ACL(sb, 1);
+		m = (void *)bch_sb_field_find(sb, BCH_SB_FIELD_members);
+		for (i = 0; m && i < bch_sb_members_nr(m); i++)
+			SET_BCH_MEMBER_DATA_ALLOWED(&m->members[i], 0x1f);
+	}
+	sb->version = cpu_to_le64(BCH_SB_VERSION_CURRENT);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static int sb_write_copy(struct bch_devio *io, struct bch_sb *sb, uint64_t off,
+			 struct printbuf *err)
+{
+	size_t bytes = bch_sb_bytes(sb);
+	struct bch_csum_val csum;
+	int ret;
+
+	sb->offset = cpu_to_le64(off);
+	ret = bch_sb_csum(sb, &csum);
+	if (ret) {
+		pr_buf(err, "%s: superblock checksum type %" PRIu64 " cannot be written\n",
+		       io->path, BCH_SB_CSUM_TYPE(sb));
+		return ret;
+	}
+	bch_csum_to_bytes(csum, &sb->csum);
+
+	if (off == BCH_SB_SECTOR) {
+		ret = dev_pwrite(io, &sb->layout, sizeof(sb->layout),
+				 (uint64_t)BCH_SB_LAYOUT_SECTOR << BCH_SECTOR_SHIFT);
+		if (ret) {
+			pr_buf(err, "%s: error writing the layout at sector %u: %s\n",
+			       io->path, BCH_SB_LAYOUT_SECTOR, bch_err_str(ret));
+			return ret;
+		}
+	}
+	ret = dev_pwrite(io, sb, bytes, off << BCH_SECTOR_SHIFT);
+	if (ret)
+		pr_buf(err, "%s: error writing the superblock at sector %" PRIu64 ": %s\n",
+		       io->path, off, bch_err_str(ret));
+	return ret;
+}
+
+int bch_sb_write(struct bch_devio *io, struct bch_sb *sb, struct printbuf *err)
+{
+	struct printbuf why = PRINTBUF;
+	uint64_t copy_bytes;
+	unsigned i;
+	int ret;
+
+	ret = bch_sb_validate(sb, &why);
+	if (ret) {
+		pr_buf(err, "%s: not writing an invalid superblock: %s\n", io->path,
+		       printbuf_str(&why));
+		goto out;
+	}
+	copy_bytes = layout_copy_sectors(&sb->layout) << BCH_SECTOR_SHIFT;
+	if (bch_sb_bytes(sb) > copy_bytes) {
+		pr_buf(err, "%s: superblock too big: %zu bytes, the layout reserves %" PRIu64 "\n",
+		       io->path, bch_sb_bytes(sb), copy_bytes);
+		ret = -BCH_ERR_sb_too_big;
+		goto out;
+	}
+	for (i = 0; i < sb->layout.nr_superblocks; i++) {
+		uint64_t off = le64_to_cpu(sb->layout.sb_offset[i]);
+
+		if ((off << BCH_SECTOR_SHIFT) + bch_sb_bytes(sb) > io->size) {
+			pr_buf(err, "%s: superblock copy at sector %" PRIu64 " does not fit on the device (%" PRIu64 " bytes)\n",
+			       io->path, off, io->size);
+			ret = -BCH_ERR_dev_too_small;
+			goto out;
+		}
+	}
+	/*
+	 * One copy at a time on the disk: each is flushed before the next is
+	 * written, so a crash can tear at most one of them (a disk that
+	 * reorders could otherwise tear them all: no valid superblock left).
+	 */
+	for (i = 0; i < sb->layout.nr_superblocks && !ret; i++) {
+		ret = sb_write_copy(io, sb, le64_to_cpu(sb->layout.sb_offset[i]), err);
+		if (!ret)
+			ret = dev_flush(io);
+	}
+out:
+	printbuf_exit(&why);
+	return ret;
+}
+
+/* ---- printing ----------------------------------------------------------- */
+
+static void pr_flag_list(struct printbuf *out, unsigned mask)
+{
+	unsigned i;
+	bool first = true;
+
+	if (!mask) {
+		pr_str(out, "(none)");
+		return;
+	}
+	for (i = 0; i < BCH_DATA_NR; i++)
+		if (mask & (1U << i)) {
+			if (!first)
+				pr_char(out, ',');
+			pr_str(out, bch_data_type_name(i));
+			first = false;
+		}
+}
+
+/* bucket_size * nbuckets sectors, human-readable, without overflow. */
+static void pr_member_size(struct printbuf *out, const struct bch_member *m)
+{
+	unsigned __int128 s = (unsigned __int128)le16_to_cpu(m->bucket_size) *
+		le64_to_cpu(m->nbuckets);
+
+	pr_human_sectors(out, s > INT64_MAX ? INT64_MAX : (int64_t)s);
+}
+
+static void pr_last_mount(struct printbuf *out, uint64_t t)
+{
+	char buf[64];
+	time_t tt = (time_t)t;
+
+	if (!t) {
+		pr_str(out, "(never)\n");
+		return;
+	}
+	/* ctime()'s text ends in a newline: the 2018 output has an empty line */
+	if (t <= INT32_MAX * 1024ULL && ctime_r(&tt, buf))
+		pr_buf(out, "%s\n", buf);
+	else
+		pr_buf(out, "(invalid time %" PRIu64 ")\n", t);
+}
+
+static void pr_member_group(struct printbuf *out, const struct bch_sb *sb,
+			    const struct bch_member *m)
+{
+	uint64_t g = BCH_MEMBER_GROUP(m);
+	char label[33];
+
+	if (!g)
+		return;
+	if (bch_sb_disk_group_label(sb, (unsigned)g - 1, label))
+		pr_str(out, "(bad disk groups section");
+	else
+		pr_str(out, label);
+}
+
+static void member_to_text(struct printbuf *out, const struct bch_sb *sb,
+			   unsigned i, const struct bch_member *m)
+{
+	pr_buf(out, "  Device %u:\n", i);
+	pr_str(out, "    UUID:\t\t\t");
+	pr_uuid(out, m->uuid.b);
+	pr_str(out, "\n    Size:\t\t\t");
+	pr_member_size(out, m);
+	pr_str(out, "\n    Bucket size:\t\t");
+	pr_human_sectors(out, le16_to_cpu(m->bucket_size));
+	pr_buf(out, "\n    First bucket:\t\t%u\n", le16_to_cpu(m->first_bucket));
+	pr_buf(out, "    Buckets:\t\t\t%" PRIu64 "\n", le64_to_cpu(m->nbuckets));
+	pr_str(out, "    Last mount:\t\t\t");
+	pr_last_mount(out, le64_to_cpu(m->last_mount));
+	pr_buf(out, "    State:\t\t\t%s\n", bch_member_state_name((unsigned)BCH_MEMBER_STATE(m)));
+	pr_str(out, "    Group:\t\t\t");
+	pr_member_group(out, sb, m);
+	pr_str(out, "\n    Data allowed:\t\t");
+	pr_flag_list(out, (unsigned)BCH_MEMBER_DATA_ALLOWED(m));
+	pr_str(out, "\n    Has data:\t\t\t");
+	pr_flag_list(out, bch_sb_dev_has_data(sb, i));
+	pr_buf(out, "\n    Replacement policy:\t\t%s\n",
+	       bch_replacement_name((unsigned)BCH_MEMBER_REPLACEMENT(m)));
+	pr_buf(out, "    Discard:\t\t\t%u\n", (unsigned)BCH_MEMBER_DISCARD(m));
+}
+
+static void members_to_text(struct printbuf *out, const struct bch_sb *sb,
+			    const struct bch_sb_field *f)
+{
+	const struct bch_sb_field_members *m = (const void *)f;
+	size_t i, nr = min_t(size_t, bch_sb_members_nr(m), sb->nr_devices);
+
+	for (i = 0; i < nr; i++)
+		if (bch_member_exists(&m->members[i]))
+			member_to_text(out, sb, i, &m->members[i]);
+}
+
+static void journal_to_text(struct printbuf *out, const struct bch_sb_field *f)
+{
+	const struct bch_sb_field_journal *j = (const void *)f;
+	size_t i, nr = bch_sb_journal_nr(j);
+
+	pr_str(out, "  Buckets:\t\t\t");
+	for (i = 0; i < nr; i++)
+		pr_buf(out, "%s%" PRIu64, i ? " " : "", le64_to_cpu(j->buckets[i]));
+	pr_char(out, '\n');
+}
+
+static void crypt_to_text(struct printbuf *out, const struct bch_sb_field *f)
+{
+	const struct bch_sb_field_crypt *c = (const void *)f;
+
+	if (bch_sb_field_bytes(f) < offsetof(struct bch_sb_field_crypt, key))
+		return;
+	pr_buf(out, "  KFD:\t\t\t%" PRIu64 "\n", BCH_CRYPT_KDF_TYPE(c));
+	pr_buf(out, "  scrypt n:\t\t%" PRIu64 "\n", BCH_KDF_SCRYPT_N(c));
+	pr_buf(out, "  scrypt r:\t\t%" PRIu64 "\n", BCH_KDF_SCRYPT_R(c));
+	pr_buf(out, "  scrypt p:\t\t%" PRIu64 "\n", BCH_KDF_SCRYPT_P(c));
+}
+
+static void pr_data_type(struct printbuf *out, unsigned t)
+{
+	const char *n = bch_data_type_name(t);
+
+	if (n)
+		pr_str(out, n);
+	else
+		pr_buf(out, "(unknown data type %u)", t);
+}
+
+static void replicas_to_text(struct printbuf *out, const struct bch_sb_field *f)
+{
+	struct bch_replicas_iter it;
+	const struct bch_replicas_entry *e;
+	unsigned i;
+
+	replicas_iter_field(&it, f);
+	while ((e = bch_sb_replicas_next(&it))) {
+		size_t line = out->pos;
+
+		pr_str(out, "  ");
+		pr_data_type(out, e->data_type);
+		pr_char(out, ':');
+		while (out->pos - line < 32)
+			pr_char(out, ' ');
+		pr_char(out, '[');
+		for (i = 0; i < e->nr; i++)
+			pr_buf(out, "%s%u", i ? " " : "", e->devs[i]);
+		pr_str(out, "]\n");
+	}
+}
+
+static void field_to_text(struct printbuf *out, const struct bch_sb *sb,
+			  const struct bch_sb_field *f)
+{
+	unsigned type = le32_to_cpu(f->type);
+	const char *name = bch_sb_field_name(type);
+
+	pr_char(out, '\n');
+	if (name)
+		pr_buf(out, "%c%s", name[0] - 'a' + 'A', name + 1);
+	else
+		pr_buf(out, "(unknown field %u)", type);
+	pr_buf(out, " (size %zu):\n", bch_sb_field_bytes(f));
+
+	switch (type) {
+	case BCH_SB_FIELD_journal:	journal_to_text(out, f);	break;
+	case BCH_SB_FIELD_members:	members_to_text(out, sb, f);	break;
+	case BCH_SB_FIELD_crypt:	crypt_to_text(out, f);		break;
+	case BCH_SB_FIELD_replicas:	replicas_to_text(out, f);	break;
+	default:			break;
+	}
+}
+
+static bool field_selected(unsigned flags, unsigned type)
+{
+	if ((flags & BCH_SB_PRINT_ALL_FIELDS) == BCH_SB_PRINT_ALL_FIELDS)
+		return true;
+	return type < 31 && (flags & (1U << type));
+}
+
+static void pr_sections(struct printbuf *out, const struct bch_sb *sb)
+{
+	const struct bch_sb_field *f;
+	unsigned present = 0, i;
+	bool first = true;
+
+	for_each_sb_field_safe(f, sb)
+		if (le32_to_cpu(f->type) < BCH_SB_FIELD_NR)
+			present |= 1U << le32_to_cpu(f->type);
+	for (i = 0; i < BCH_SB_FIELD_NR; i++)
+		if (present & (1U << i)) {
+			pr_buf(out, "%s%s", first ? "" : ",", bch_sb_field_name(i));
+			first = false;
+		}
+}
+
+static void layout_to_text(struct printbuf *out, const struct bch_sb_layout *l)
+{
+	unsigned i, nr = min_t(unsigned, l->nr_superblocks, BCH_SB_LAYOUT_MAX_SB);
+
+	pr_str(out, "\nLayout:\n");
+	pr_buf(out, "  type:\t\t\t\t%u\n", l->layout_type);
+	pr_str(out, "  superblock max size:\t\t");
+	if (l->sb_max_size_bits < 63)
+		pr_human_sectors(out, (int64_t)1 << l->sb_max_size_bits);
+	else
+		pr_buf(out, "2^%u sectors", l->sb_max_size_bits);
+	pr_buf(out, "\n  nr superblocks:\t\t%u\n", l->nr_superblocks);
+	pr_str(out, "  Offsets:\t\t\t");
+	for (i = 0; i < nr; i++)
+		pr_buf(out, "%s%" PRIu64, i ? ", " : "", le64_to_cpu(l->sb_offset[i]));
+	pr_char(out, '\n');
+}
+
+static void pr_label(struct printbuf *out, const struct bch_sb *sb)
+{
+	pr_bytes(out, sb->label, strnlen((const char *)sb->label, BCH_SB_LABEL_SIZE));
+}
+
+static void sb_main_to_text(struct printbuf *out, const struct bch_sb *sb)
+{
+	unsigned v;
+
+	pr_str(out, "External UUID:\t\t\t");
+	pr_uuid(out, sb->user_uuid.b);
+	pr_str(out, "\nInternal UUID:\t\t\t");
+	pr_uuid(out, sb->uuid.b);
+	pr_str(out, "\nLabel:\t\t\t\t");
+	pr_label(out, sb);
+	pr_buf(out, "\nVersion:\t\t\t%" PRIu64 "\n", le64_to_cpu(sb->version));
+	pr_str(out, "Block_size:\t\t\t");
+	pr_human_sectors(out, le16_to_cpu(sb->block_size));
+	pr_str(out, "\nBtree node size:\t\t");
+	pr_human_sectors(out, BCH_SB_BTREE_NODE_SIZE(sb));
+	pr_buf(out, "\nError action:\t\t\t%s\n",
+	       bch_error_action_name((unsigned)BCH_SB_ERROR_ACTION(sb)));
+	pr_buf(out, "Clean:\t\t\t\t%u\n", (unsigned)BCH_SB_CLEAN(sb));
+	pr_buf(out, "Metadata replicas:\t\t%u\n", (unsigned)BCH_SB_META_REPLICAS_WANT(sb));
+	pr_buf(out, "Data replicas:\t\t\t%u\n", (unsigned)BCH_SB_DATA_REPLICAS_WANT(sb));
+	v = (unsigned)BCH_SB_META_CSUM_TYPE(sb);
+	pr_buf(out, "Metadata checksum type:\t\t%s (%u)\n", bch_csum_opt_name(v), v);
+	v = (unsigned)BCH_SB_DATA_CSUM_TYPE(sb);
+	pr_buf(out, "Data checksum type:\t\t%s (%u)\n", bch_csum_opt_name(v), v);
+	v = (unsigned)BCH_SB_COMPRESSION_TYPE(sb);
+	pr_buf(out, "Compression type:\t\t%s (%u)\n", bch_compression_opt_name(v), v);
+	pr_buf(out, "Foreground write target:\t%u\n", (unsigned)BCH_SB_FOREGROUND_TARGET(sb));
+	pr_buf(out, "Background write target:\t%u\n", (unsigned)BCH_SB_BACKGROUND_TARGET(sb));
+	pr_buf(out, "Promote target:\t\t\t%u\n", (unsigned)BCH_SB_PROMOTE_TARGET(sb));
+	v = (unsigned)BCH_SB_STR_HASH_TYPE(sb);
+	pr_buf(out, "String hash type:\t\t%s (%u)\n", bch_str_hash_name(v), v);
+	pr_buf(out, "32 bit inodes:\t\t\t%u\n", (unsigned)BCH_SB_INODE_32BIT(sb));
+	pr_buf(out, "GC reserve percentage:\t\t%u%%\n", (unsigned)BCH_SB_GC_RESERVE(sb));
+	pr_buf(out, "Root reserve percentage:\t%u%%\n", (unsigned)BCH_SB_ROOT_RESERVE(sb));
+	pr_buf(out, "Devices:\t\t\t%u live, %u total\n", bch_sb_nr_live_members(sb),
+	       sb->nr_devices);
+	pr_str(out, "Sections:\t\t\t");
+	pr_sections(out, sb);
+	pr_buf(out, "\nSuperblock size:\t\t%zu\n", bch_sb_bytes(sb));
+}
+
+void bch_sb_to_text(struct printbuf *out, const struct bch_sb *sb, unsigned flags)
+{
+	const struct bch_sb_field *f;
+
+	sb_main_to_text(out, sb);
+	if (flags & BCH_SB_PRINT_LAYOUT)
+		layout_to_text(out, &sb->layout);
+	for_each_sb_field_safe(f, sb)
+		if (field_selected(flags, le32_to_cpu(f->type)))
+			field_to_text(out, sb, f);
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void json_flag_list(struct json *j, const char *key, unsigned mask)
+{
+	unsigned i;
+
+	json_arr_begin(j, key);
+	for (i = 0; i < BCH_DATA_NR; i++)
+		if (mask & (1U << i))
+			json_str(j, NULL, bch_data_type_name(i));
+	json_arr_end(j);
+}
+
+static void member_to_json(struct json *j, const struct bch_sb *sb, unsigned i,
+			   const struct bch_member *m)
+{
+	char label[33] = "";
+	uint64_t g = BCH_MEMBER_GROUP(m);
+
+	json_obj_begin(j, NULL);
+	json_u64(j, "index", i);
+	json_uuid(j, "uuid", m->uuid.b);
+	json_u64(j, "bucket_size", le16_to_cpu(m->bucket_size));
+	json_u64(j, "first_bucket", le16_to_cpu(m->first_bucket));
+	json_u64(j, "nbuckets", le64_to_cpu(m->nbuckets));
+	json_u64(j, "last_mount", le64_to_cpu(m->last_mount));
+	json_str(j, "state", bch_member_state_name((unsigned)BCH_MEMBER_STATE(m)));
+	json_u64(j, "size", (uint64_t)le16_to_cpu(m->bucket_size) * le64_to_cpu(m->nbuckets) * 512);
+	json_u64(j, "group", g);
+	if (g && !bch_sb_disk_group_label(sb, (unsigned)g - 1, label)) {
+		struct printbuf path = PRINTBUF;
+
+		json_str(j, "group_label", label);
+		bch_sb_disk_group_path(&path, sb, (unsigned)g - 1);
+		json_str(j, "group_path", printbuf_str(&path));
+		printbuf_exit(&path);
+	}
+	json_flag_list(j, "data_allowed", (unsigned)BCH_MEMBER_DATA_ALLOWED(m));
+	json_flag_list(j, "has_data", bch_sb_dev_has_data(sb, i));
+	json_str(j, "replacement", bch_replacement_name((unsigned)BCH_MEMBER_REPLACEMENT(m)));
+	json_bool(j, "discard", BCH_MEMBER_DISCARD(m));
+	json_u64(j, "durability", bch_member_durability(m));
+	json_obj_end(j);
+}
+
+static void field_to_json(struct json *j, const struct bch_sb *sb,
+			  const struct bch_sb_field *f)
+{
+	unsigned type = le32_to_cpu(f->type), i;
+	const char *name = bch_sb_field_name(type);
+	struct bch_replicas_iter it;
+	const struct bch_replicas_entry *e;
+
+	json_obj_begin(j, NULL);
+	json_str(j, "type", name ? name : "unknown");
+	json_u64(j, "type_nr", type);
+	json_u64(j, "size", bch_sb_field_bytes(f));
+	switch (type) {
+	case BCH_SB_FIELD_journal: {
+		const struct bch_sb_field_journal *jf = (const void *)f;
+
+		json_arr_begin(j, "buckets");
+		for (i = 0; i < bch_sb_journal_nr(jf); i++)
+			json_u64(j, NULL, le64_to_cpu(jf->buckets[i]));
+		json_arr_end(j);
+		break;
+	}
+	case BCH_SB_FIELD_members: {
+		const struct bch_sb_field_members *m = (const void *)f;
+
+		json_arr_begin(j, "devices");
+		for (i = 0; i < sb->nr_devices && i < bch_sb_members_nr(m); i++)
+			if (bch_member_exists(&m->members[i]))
+				member_to_json(j, sb, i, &m->members[i]);
+		json_arr_end(j);
+		break;
+	}
+	case BCH_SB_FIELD_crypt: {
+		const struct bch_sb_field_crypt *c = (const void *)f;
+
+		if (bch_sb_field_bytes(f) < sizeof(*c))
+			break;
+		json_u64(j, "kdf_type", BCH_CRYPT_KDF_TYPE(c));
+		json_u64(j, "scrypt_n", BCH_KDF_SCRYPT_N(c));
+		json_u64(j, "scrypt_r", BCH_KDF_SCRYPT_R(c));
+		json_u64(j, "scrypt_p", BCH_KDF_SCRYPT_P(c));
+		json_bool(j, "key_encrypted", bch_key_is_encrypted(&c->key));
+		break;
+	}
+	case BCH_SB_FIELD_disk_groups: {
+		const struct bch_sb_field_disk_groups *g = (const void *)f;
+
+		json_arr_begin(j, "groups");
+		for (i = 0; i < bch_sb_disk_groups_nr(g); i++) {
+			const struct bch_disk_group *dg = &g->entries[i];
+			uint64_t parent = BCH_GROUP_PARENT(dg);
+
+			json_obj_begin(j, NULL);
+			json_u64(j, "index", i);
+			json_strn(j, "label", (const char *)dg->label,
+				  strnlen((const char *)dg->label, BCH_SB_LABEL_SIZE));
+			json_bool(j, "deleted", BCH_GROUP_DELETED(dg));
+			/* the parent's index, or absent: a top-level group */
+			if (parent)
+				json_u64(j, "parent", parent - 1);
+			if (!BCH_GROUP_DELETED(dg)) {
+				struct printbuf path = PRINTBUF;
+
+				bch_sb_disk_group_path(&path, sb, i);
+				json_str(j, "path", printbuf_str(&path));
+				printbuf_exit(&path);
+			}
+			json_flag_list(j, "data_allowed", (unsigned)BCH_GROUP_DATA_ALLOWED(dg));
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		break;
+	}
+	case BCH_SB_FIELD_replicas:
+		json_arr_begin(j, "entries");
+		replicas_iter_field(&it, f);
+		while ((e = bch_sb_replicas_next(&it))) {
+			json_obj_begin(j, NULL);
+			name = bch_data_type_name(e->data_type);
+			json_str(j, "data_type", name ? name : "unknown");
+			json_arr_begin(j, "devs");
+			for (i = 0; i < e->nr; i++)
+				json_u64(j, NULL, e->devs[i]);
+			json_arr_end(j);
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		break;
+	default:
+		break;
+	}
+	json_obj_end(j);
+}
+
+static void layout_to_json(struct json *j, const struct bch_sb_layout *l)
+{
+	unsigned i, nr = min_t(unsigned, l->nr_superblocks, BCH_SB_LAYOUT_MAX_SB);
+
+	json_obj_begin(j, "layout");
+	json_u64(j, "type", l->layout_type);
+	json_u64(j, "sb_max_size_bits", l->sb_max_size_bits);
+	json_u64(j, "nr_superblocks", l->nr_superblocks);
+	json_arr_begin(j, "offsets");
+	for (i = 0; i < nr; i++)
+		json_u64(j, NULL, le64_to_cpu(l->sb_offset[i]));
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void sb_main_to_json(struct json *j, const struct bch_sb *sb)
+{
+	json_uuid(j, "external_uuid", sb->user_uuid.b);
+	json_uuid(j, "internal_uuid", sb->uuid.b);
+	json_strn(j, "label", (const char *)sb->label,
+		  strnlen((const char *)sb->label, BCH_SB_LABEL_SIZE));
+	json_u64(j, "version", le64_to_cpu(sb->version));
+	json_u64(j, "seq", le64_to_cpu(sb->seq));
+	json_u64(j, "offset", le64_to_cpu(sb->offset));
+	json_u64(j, "block_size", le16_to_cpu(sb->block_size) * 512ULL);
+	json_u64(j, "btree_node_size", BCH_SB_BTREE_NODE_SIZE(sb) * 512);
+	json_str(j, "error_action", bch_error_action_name((unsigned)BCH_SB_ERROR_ACTION(sb)));
+	json_bool(j, "initialized", BCH_SB_INITIALIZED(sb));
+	json_bool(j, "clean", BCH_SB_CLEAN(sb));
+	json_u64(j, "metadata_replicas", BCH_SB_META_REPLICAS_WANT(sb));
+	json_u64(j, "data_replicas", BCH_SB_DATA_REPLICAS_WANT(sb));
+	json_u64(j, "metadata_replicas_required", BCH_SB_META_REPLICAS_REQ(sb));
+	json_u64(j, "data_replicas_required", BCH_SB_DATA_REPLICAS_REQ(sb));
+	json_str(j, "metadata_checksum_type", bch_csum_opt_name((unsigned)BCH_SB_META_CSUM_TYPE(sb)));
+	json_str(j, "data_checksum_type", bch_csum_opt_name((unsigned)BCH_SB_DATA_CSUM_TYPE(sb)));
+	json_str(j, "compression_type", bch_compression_opt_name((unsigned)BCH_SB_COMPRESSION_TYPE(sb)));
+	json_str(j, "background_compression_type",
+		 bch_compression_opt_name((unsigned)BCH_SB_BACKGROUND_COMPRESSION_TYPE(sb)));
+	json_u64(j, "foreground_target", BCH_SB_FOREGROUND_TARGET(sb));
+	json_u64(j, "background_target", BCH_SB_BACKGROUND_TARGET(sb));
+	json_u64(j, "promote_target", BCH_SB_PROMOTE_TARGET(sb));
+	json_str(j, "str_hash_type", bch_str_hash_name((unsigned)BCH_SB_STR_HASH_TYPE(sb)));
+	json_bool(j, "inodes_32bit", BCH_SB_INODE_32BIT(sb));
+	json_u64(j, "gc_reserve_percent", BCH_SB_GC_RESERVE(sb));
+	json_u64(j, "root_reserve_percent", BCH_SB_ROOT_RESERVE(sb));
+	json_u64(j, "encryption_type", BCH_SB_ENCRYPTION_TYPE(sb));
+	json_u64(j, "superblock_checksum_type", BCH_SB_CSUM_TYPE(sb));
+	json_u64(j, "devices_live", bch_sb_nr_live_members(sb));
+	{
+		const struct bch_sb_field *f;
+
+		json_arr_begin(j, "sections");
+		for (unsigned t = 0; t < BCH_SB_FIELD_NR; t++)
+			for_each_sb_field_safe(f, sb)
+				if (le32_to_cpu(f->type) == t) {
+					json_str(j, NULL, bch_sb_field_name(t));
+					break;
+				}
+		json_arr_end(j);
+	}
+	json_u64(j, "devices_total", sb->nr_devices);
+	json_u64(j, "dev_idx", sb->dev_idx);
+	json_u64(j, "superblock_size", bch_sb_bytes(sb));
+}
+
+void bch_sb_to_json(struct printbuf *out, const struct bch_sb *sb, unsigned flags,
+		    bool pretty)
+{
+	const struct bch_sb_field *f;
+	struct json j;
+
+	json_init(&j, out, pretty);
+	json_obj_begin(&j, NULL);
+	sb_main_to_json(&j, sb);
+	if (flags & BCH_SB_PRINT_LAYOUT)
+		layout_to_json(&j, &sb->layout);
+	json_arr_begin(&j, "fields");
+	for_each_sb_field_safe(f, sb)
+		if (field_selected(flags, le32_to_cpu(f->type)))
+			field_to_json(&j, sb, f);
+	json_arr_end(&j);
+	json_obj_end(&j);
+}
