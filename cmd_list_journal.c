@@ -22,6 +22,7 @@
 #include "libbcachefs/format/format.h"
 #include "libbcachefs/bkey/bkey.h"
 #include "libbcachefs/bkey/bkey_types.h"
+#include "libbcachefs/codec/checksum.h"
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/journal/journal.h"

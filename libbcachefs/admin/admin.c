@@ -25,7 +25,7 @@
 #include "util/errcode.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "dev/super.h"
 
 struct bch_admin *bch_admin_new(struct bch_fs *c, bool mounted)

@@ -26,7 +26,7 @@
 #include "bkey/extent_edit.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"
 #include "fs/mkfs.h"

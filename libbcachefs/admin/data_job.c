@@ -49,7 +49,7 @@
 #include "bkey/extent_edit.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/io_read.h"
 #include "dev/super.h"
 

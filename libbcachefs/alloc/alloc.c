@@ -12,7 +12,7 @@
 #include "alloc/alloc.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "dev/super.h"
 #include "util/util.h"
 

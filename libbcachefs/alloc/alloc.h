@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 #include "bkey/bkey.h"
-#include "btree/node.h"
+#include "bkey/extents.h"
 
 struct bch_fs;
 struct bch_sb;

@@ -144,4 +144,28 @@ void bkey_h_from_disk(const void *in40, struct bkey_h *k);
 /* Compare the positions of two keys packed with the same format. */
 int bkey_packed_cmp(const struct bkey_format_h *f, const void *a, const void *b);
 
+/* Geometry of one member device, for pointer checks. */
+struct bch_dev_geom {
+	uint64_t	nbuckets;
+	uint32_t	bucket_size;	/* sectors */
+	uint32_t	first_bucket;
+};
+
+/*
+ * What key checks and printing may know about the filesystem. Every part
+ * is optional: without dev_geom the device checks are skipped, without
+ * bucket_gen no pointer is ever "stale".
+ */
+struct bkey_fs_ctx {
+	unsigned	nr_devices;
+	/* Geometry of member @dev; false if there is no such member. */
+	bool		(*dev_geom)(void *priv, unsigned dev, struct bch_dev_geom *g);
+	/* Current gen of @bucket on @dev; false if unknown. */
+	bool		(*bucket_gen)(void *priv, unsigned dev, uint64_t bucket, uint8_t *gen);
+	void		*priv;
+	bool		have_key;	/* encryption key loaded (false: encrypted crcs invalid) */
+	bool		key_unknown;	/* don't judge encrypted crcs at all */
+	unsigned	btree_node_size;/* sectors, for btree pointer checks (0 = skip) */
+};
+
 #endif

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "bkey/bkey_types.h"
+#include "bkey/bkey.h"
 #include "util/errcode.h"
 #include "format/format.h"
 #include "util/util.h"
@@ -588,4 +588,26 @@ int extent_cut_front(void *v, unsigned bytes, uint64_t d)
 		memcpy(p, &u, e.u64s * 8);
 	}
 	return ret;
+}
+
+/* ---- btree pointers ---- */
+
+int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max)
+{
+	unsigned i, nr = k->v_bytes / 8;
+
+	if (k->v_bytes % 8 || !nr || nr > max)
+		return -EINVAL;
+	for (i = 0; i < nr; i++) {
+		struct bch_extent_ptr p;
+
+		memcpy(&p, (const uint8_t *)k->v + i * 8, 8);
+		if (!EXTENT_PTR_TYPE(&p))	/* not a pointer entry */
+			return -EINVAL;
+		ptrs[i].dev	= EXTENT_PTR_DEV(&p);
+		ptrs[i].offset	= EXTENT_PTR_OFFSET(&p);
+		ptrs[i].gen	= EXTENT_PTR_GEN(&p);
+		ptrs[i].cached	= EXTENT_PTR_CACHED(&p);
+	}
+	return nr;
 }

@@ -105,4 +105,16 @@ bool extent_can_merge(const struct bkey_ref *l, const struct bkey_ref *r,
  */
 int extent_cut_front(void *v, unsigned bytes, uint64_t d);
 
+/* ---- btree pointer values (interior nodes, roots) ---- */
+
+struct btree_ptr_h {
+	unsigned		dev;
+	uint64_t		offset;
+	uint8_t			gen;
+	bool			cached;
+};
+
+/* Decode the pointers of a btree pointer value; returns the number or -EINVAL. */
+int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max);
+
 #endif

@@ -18,7 +18,7 @@
 #include "btree/btree.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "journal/journal.h"
 #include "btree/node.h"
 #include "util/util.h"

@@ -16,7 +16,7 @@
 #include "util/errcode.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/io_write.h"
 #include "journal/journal.h"
 #include "journal/journal_write.h"

@@ -8,7 +8,7 @@
 
 #include "alloc/alloc.h"
 #include "btree/bulk.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "btree/node_write.h"
 #include "util/util.h"
 

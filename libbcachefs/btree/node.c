@@ -21,7 +21,7 @@
 #include "util/errcode.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "journal/journal.h"
 #include "btree/node.h"
 #include "util/util.h"
@@ -102,28 +102,6 @@ static void keyvec_reserve(struct keyvec *v, size_t nr)
 		v->size = v->nr + nr;
 		v->k = xrealloc(v->k, v->size * sizeof(*v->k));
 	}
-}
-
-/* ---- btree pointers ---- */
-
-int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max)
-{
-	unsigned i, nr = k->v_bytes / 8;
-
-	if (k->v_bytes % 8 || !nr || nr > max)
-		return -EINVAL;
-	for (i = 0; i < nr; i++) {
-		struct bch_extent_ptr p;
-
-		memcpy(&p, (const uint8_t *)k->v + i * 8, 8);
-		if (!EXTENT_PTR_TYPE(&p))	/* not a pointer entry */
-			return -EINVAL;
-		ptrs[i].dev	= EXTENT_PTR_DEV(&p);
-		ptrs[i].offset	= EXTENT_PTR_OFFSET(&p);
-		ptrs[i].gen	= EXTENT_PTR_GEN(&p);
-		ptrs[i].cached	= EXTENT_PTR_CACHED(&p);
-	}
-	return nr;
 }
 
 /* ---- extents: pieces and merging (40 §40.1.6, §40.1.10, 60) ---- */

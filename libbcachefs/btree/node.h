@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "bkey/bkey.h"
+#include "bkey/extents.h"
 
 struct bch_fs;
 struct bch_key;
@@ -116,16 +117,6 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 void btree_node_free(struct btree_node_h *n);
 
 /* A decoded btree pointer (value of a btree_ptr key). */
-struct btree_ptr_h {
-	unsigned		dev;
-	uint64_t		offset;
-	uint8_t			gen;
-	bool			cached;
-};
-
-/* Decode the pointers of a btree pointer value; returns the number or -EINVAL. */
-int btree_ptr_decode(const struct bkey_ref *k, struct btree_ptr_h *ptrs, unsigned max);
-
 /*
  * Combine sorted runs of keys, oldest run first (exported for tests and
  * the iterator's journal overlay): each run must be sorted (extents: no

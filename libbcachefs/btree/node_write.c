@@ -21,7 +21,7 @@
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "btree/node.h"
 #include "btree/node_write.h"
 #include "util/util.h"

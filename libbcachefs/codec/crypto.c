@@ -80,7 +80,7 @@ void bch_chacha20(const struct bch_key *key, struct bch_nonce nonce,
 int bch_encrypt(unsigned csum_type, const struct bch_key *key,
 		struct bch_nonce nonce, void *buf, size_t len)
 {
-	if (!bch_csum_type_valid(csum_type))
+	if (csum_type >= BCH_CSUM_NR)
 		return -EINVAL;
 	if (!bch_csum_type_is_encryption(csum_type))
 		return 0;

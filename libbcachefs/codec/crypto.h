@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "codec/checksum.h"
+#include "codec/nonce.h"
 #include "format/format.h"	/* struct bch_key, BCH_KEY_MAGIC, BCH_KDF_SCRYPT */
 
 #define BCH_KEY_BYTES		32

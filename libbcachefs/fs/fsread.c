@@ -14,7 +14,7 @@
 #include "bkey/dirent.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"

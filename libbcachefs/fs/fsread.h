@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "btree/btree.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"
 

@@ -15,7 +15,7 @@
 #include "bkey/dirent.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/init.h"
 #include "bkey/inode.h"
 #include "journal/journal.h"

@@ -18,7 +18,7 @@
 #include "util/errcode.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/io_read.h"
 #include "util/util.h"
 

@@ -16,7 +16,7 @@
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "bkey/inode.h"
 #include "fs/io_write.h"
 #include "dev/super.h"

@@ -79,7 +79,7 @@
 #include "btree/btree_update.h"
 #include "bkey/dirent.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fsck/fsck.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"

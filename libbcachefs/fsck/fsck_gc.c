@@ -63,7 +63,7 @@
 #include "btree/btree_update.h"
 #include "bkey/extents.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fsck/fsck.h"
 #include "journal/journal.h"
 #include "fsck/problems.h"

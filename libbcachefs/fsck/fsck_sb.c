@@ -26,7 +26,7 @@
 #include "btree/btree_update.h"
 #include "dev/dev.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fsck/problems.h"
 #include "dev/super.h"
 #include "util/util.h"

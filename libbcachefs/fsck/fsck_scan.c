@@ -39,7 +39,7 @@
 #include "btree/bulk.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fsck/fsck_scan.h"
 #include "journal/journal.h"
 #include "fsck/node_scan.h"

@@ -14,7 +14,7 @@
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "journal/journal.h"
 #include "btree/node.h"
 #include "fsck/node_scan.h"

@@ -27,7 +27,7 @@
 #include "codec/crypto.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "journal/journal.h"
 #include "util/util.h"
 

@@ -17,7 +17,7 @@
 
 #include "admin/admin.h"
 #include "admin/ctl_proto.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "admin/handle.h"
 #include "mount/ctl.h"
 #include "util/util.h"

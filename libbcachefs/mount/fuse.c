@@ -39,7 +39,7 @@
 #include "util/errcode.h"
 #include "format/format.h"
 #include "btree/btree_update.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/fsops.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"

@@ -27,7 +27,7 @@
 #include "util/errcode.h"
 #include "tools/fiemap.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"
 #include "fs/io_write.h"

@@ -29,7 +29,7 @@
 #include "bkey/bkey_types.h"
 #include "dev/dev.h"
 #include "bkey/extents.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/io_read.h"
 #include "util/util.h"
 

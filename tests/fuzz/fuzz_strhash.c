@@ -24,7 +24,8 @@
 #include "fuzz.h"
 
 #include "bkey/dirent.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
+#include "journal/journal.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"
 #include "util/util.h"

@@ -24,7 +24,7 @@
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "fs/fsread.h"
 #include "fs/io_read.h"
 #include "util/util.h"

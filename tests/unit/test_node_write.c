@@ -20,7 +20,7 @@
 #include "codec/crypto.h"
 #include "util/errcode.h"
 #include "format/format.h"
-#include "fs/fs.h"
+#include "core/bch_fs.h"
 #include "btree/node.h"
 #include "btree/node_write.h"
 #include "util/util.h"

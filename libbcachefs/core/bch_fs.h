@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The open filesystem: its member devices, the chosen superblock, the
+ * encryption key, the journal read, the overlay of newer keys and the
+ * btree roots. Every engine module works on this object; it is made by
+ * bch_fs_open() and freed by bch_fs_close() (fs/fs.h). Also here: what
+ * every layer may ask of it (read a member, key checking context, write
+ * every member's superblock).
+ */
+#ifndef BCH_CORE_BCH_FS_H
+#define BCH_CORE_BCH_FS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bkey/bkey.h"
+#include "codec/crypto.h"
+#include "core/journal_types.h"
+#include "bkey/overlay.h"
+#include "util/util.h"
+
+struct bch_devio;
+struct bch_sb;
+struct printbuf;
+struct fsck_state;
+
+#define BCH_FS_MAX_DEVS		64
+#define BCH_NR_BTREES		6	/* extents inodes dirents xattrs alloc quotas */
+#define BKEY_MAX_U64S		256
+
+struct bch_member_dev {
+	unsigned		idx;		/* member index */
+	struct bch_devio	*io;		/* NULL when the device is missing */
+	struct bch_sb		*sb;		/* this device's superblock (malloc'd) */
+	size_t			sb_bytes;
+	uint64_t		sb_offset;	/* sector the superblock was read from */
+	uint16_t		bucket_size;	/* sectors */
+	uint16_t		first_bucket;
+	uint64_t		nbuckets;
+	uint8_t			*bucket_gens;	/* per bucket, from the alloc btree (NULL = unknown) */
+};
+
+struct btree_root_h {
+	bool			present;
+	unsigned		level;		/* level of the root node */
+	struct bkey_ref		key;		/* btree_ptr key; .v points into buf */
+	uint64_t		buf[BKEY_MAX_U64S];
+};
+
+struct bch_fs_opts {
+	bool			read_only;	/* open devices O_RDONLY, never write */
+	bool			degraded;	/* allow missing members where replicas allow */
+	bool			no_journal;	/* don't read the journal (list -m formats...) */
+	bool			no_excl;	/* read-write, but not O_EXCL (migrate: the device
+						 * is the mounted filesystem being migrated) */
+	const char		*passphrase_file; /* "-" = stdin */
+	bool			ask_passphrase;	/* prompt on the tty when no key is found */
+	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */
+	int			verbose;
+	struct fsck_state	*fsck;		/* where problems found while reading go (NULL: counted only) */
+};
+
+struct bch_fs {
+	struct bch_fs_opts	opts;
+	/*
+	 * The engine lock: the engine is single-threaded; a running
+	 * filesystem (the mount's FUSE handlers, its journal timer, the
+	 * control endpoint) takes it around every call (bch_fs_lock).
+	 */
+	pthread_mutex_t		lock;
+
+	struct bch_sb		*sb;		/* newest superblock among members (points into a member's) */
+	size_t			sb_bytes;
+	uint8_t			user_uuid[16];
+	uint8_t			internal_uuid[16];
+	unsigned		nr_devices;	/* sb nr_devices */
+	struct bch_member_dev	*devs[BCH_FS_MAX_DEVS];
+
+	unsigned		block_size;	/* sectors */
+	unsigned		btree_node_size;/* sectors */
+	unsigned		meta_csum_type;
+	unsigned		data_csum_type;
+	unsigned		str_hash_type;
+
+	bool			encrypted;
+	bool			have_key;
+	struct bch_key		key;		/* master key, zeroed on close */
+
+	struct journal_state	journal;
+	/* keys newer than the btree nodes: journal keys to replay, commits */
+	struct bch_overlay	overlay;
+	struct btree_root_h	roots[BCH_NR_BTREES];
+	struct btree_cache	*btree_cache;	/* btree.c */
+	struct bch_fs_rw	*rw;		/* btree_update.c: NULL = read-only */
+	bool			rw_on_demand;	/* the engine starts at the first write */
+	struct printbuf		rw_start_err;	/* why a start on demand failed */
+
+	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
+
+	unsigned long		nr_errors;	/* problems found while reading */
+	unsigned long		nr_fixed;
+};
+
+static inline void bch_fs_lock(struct bch_fs *c)
+{
+	pthread_mutex_lock(&c->lock);
+}
+
+static inline void bch_fs_unlock(struct bch_fs *c)
+{
+	pthread_mutex_unlock(&c->lock);
+}
+
+/*
+ * Write @sbs[i] (BCH_FS_MAX_DEVS entries, malloc'd, NULL = leave device i
+ * alone) as the superblock of member i: every image is validated first
+ * (nothing is written if one is invalid), every device flushed before
+ * (what the superblocks refer to is durable) and after its write. On
+ * success they replace the in-memory superblocks. @sbs is emptied (the
+ * images are taken or freed) either way.
+ */
+int bch_fs_sb_write_all(struct bch_fs *c, struct bch_sb **sbs, struct printbuf *err);
+
+struct bkey_fs_ctx;
+/*
+ * What key checks and printing may know about @c: member geometry and
+ * bucket gens (from c->devs[]), whether the key is loaded, node size.
+ */
+void bch_fs_key_ctx(struct bch_fs *c, struct bkey_fs_ctx *ctx);
+
+/* Read @sectors at @sector of member @dev (bounds-checked). */
+int bch_dev_read(struct bch_fs *c, unsigned dev, void *buf, size_t bytes, uint64_t sector);
+
+#endif
