@@ -17,7 +17,6 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
-#include "fs/io_write.h"
 #include "journal/journal.h"
 #include "journal/journal_write.h"
 #include "btree/node.h"
@@ -62,7 +61,6 @@ struct bch_fs_rw {
 	bool			batch;		/* commits do not wait for their entry */
 
 	/* data writes (io_write.c) */
-	struct bch_write_point	*wp;
 	uint64_t		key_version;	/* 40 §40.4.7 */
 	uint64_t		nr_nodes;	/* btree nodes of the tree on disk */
 
@@ -299,7 +297,6 @@ static void rw_free(struct bch_fs *c)
 		return;
 	if (rw->open_live)
 		jset_builder_exit(&rw->open);
-	bch_write_point_free(NULL, rw->wp);
 	free(rw->freed);
 	free(rw->forced);
 	bch_journal_writer_exit(&rw->jw);
@@ -308,7 +305,7 @@ static void rw_free(struct bch_fs *c)
 	c->rw = NULL;
 }
 
-void bch_fs_rw_free(struct bch_fs *c)
+void bch_btree_rw_free(struct bch_fs *c)
 {
 	rw_free(c);
 }
@@ -1327,13 +1324,6 @@ struct bch_allocator *bch_fs_rw_alloc(struct bch_fs *c)
 	return c->rw ? &c->rw->a : NULL;
 }
 
-struct bch_write_point **bch_fs_rw_wp(struct bch_fs *c)
-{
-	struct bch_fs_rw *rw = rw_get(c);
-
-	return rw && !rw->failed ? &rw->wp : NULL;
-}
-
 uint64_t bch_fs_rw_key_version(struct bch_fs *c)
 {
 	return ++c->rw->key_version + 1;
@@ -1397,7 +1387,7 @@ int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,
 	return replicas_sync(c, err);
 }
 
-int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
+int bch_btree_rw_stop(struct bch_fs *c, struct printbuf *err)
 {
 	struct bch_fs_rw *rw = c->rw;
 	int ret = 0;
@@ -1409,8 +1399,6 @@ int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem left as its journal says (an earlier write failed)\n");
 		return -EIO;
 	}
-	bch_write_point_free(c, rw->wp);
-	rw->wp = NULL;
 	if (c->overlay.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint ||
 	    rw->open_live)
 		ret = bch_fs_checkpoint(c, err);
@@ -1465,8 +1453,7 @@ int bch_fs_rw_member_update(struct bch_fs *c, unsigned dev, struct printbuf *err
 		jd->have_cursor = false;
 	bch_fs_key_ctx(c, &rw->kctx);
 	/* the write point's buckets close: the next write picks its devices again */
-	bch_write_point_free(c, rw->wp);
-	rw->wp = NULL;
+	c->member_changes++;
 	return 0;
 }
 

@@ -72,11 +72,13 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err);
  * and the superblocks. Nothing is written when nothing changed and the
  * filesystem was clean. Frees the engine state even on error (the
  * filesystem is then left as the last durable journal entry says).
+ * Callers stop the engine with bch_fs_rw_stop() (fs/fs.h), which first
+ * closes the data write point's buckets.
  */
-int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err);
+int bch_btree_rw_stop(struct bch_fs *c, struct printbuf *err);
 
 /* Drop the engine state without writing anything (bch_fs_close()). */
-void bch_fs_rw_free(struct bch_fs *c);
+void bch_btree_rw_free(struct bch_fs *c);
 
 /*
  * Let the engine start at the first write instead (a check that repairs
@@ -210,10 +212,7 @@ void bch_fs_rw_want_checkpoint(struct bch_fs *c);
 /* ---- for the data write path (io_write.c) ---- */
 
 struct bch_allocator;
-struct bch_write_point;
 struct bch_allocator *bch_fs_rw_alloc(struct bch_fs *c);
-/* The write point's slot (NULL when the engine cannot write). */
-struct bch_write_point **bch_fs_rw_wp(struct bch_fs *c);
 /* A fresh version for an encrypted extent (40 §40.4.7: ++counter + 1). */
 uint64_t bch_fs_rw_key_version(struct bch_fs *c);
 /* Buckets of @dev kept free for btree nodes (data writes stop there). */

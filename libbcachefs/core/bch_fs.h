@@ -24,6 +24,7 @@ struct bch_devio;
 struct bch_sb;
 struct printbuf;
 struct fsck_state;
+struct bch_write_point;
 
 #define BCH_FS_MAX_DEVS		64
 #define BCH_NR_BTREES		6	/* extents inodes dirents xattrs alloc quotas */
@@ -95,6 +96,15 @@ struct bch_fs {
 	struct bch_fs_rw	*rw;		/* btree_update.c: NULL = read-only */
 	bool			rw_on_demand;	/* the engine starts at the first write */
 	struct printbuf		rw_start_err;	/* why a start on demand failed */
+
+	/*
+	 * The data write point (fs/io_write.c; made at the first write).
+	 * Its buckets are closed before the engine stops (bch_fs_rw_stop())
+	 * and at the next write after the members changed (member_changes
+	 * moves: bch_fs_rw_member_update()).
+	 */
+	struct bch_write_point	*wp;
+	unsigned long		member_changes;
 
 	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
 

@@ -20,6 +20,7 @@
 #include "btree/btree_update.h"
 #include "codec/crypto.h"
 #include "dev/dev.h"
+#include "fs/io_write.h"
 #include "util/errcode.h"
 #include "format/format.h"
 #include "fs/fs.h"
@@ -452,13 +453,22 @@ err:
 	return r;
 }
 
+int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err)
+{
+	bch_write_point_free(c, c->wp);
+	c->wp = NULL;
+	return bch_btree_rw_stop(c, err);
+}
+
 void bch_fs_close(struct bch_fs *c)
 {
 	unsigned i;
 
 	if (!c)
 		return;
-	bch_fs_rw_free(c);
+	bch_write_point_free(NULL, c->wp);	/* frees, closes nothing */
+	c->wp = NULL;
+	bch_btree_rw_free(c);
 	printbuf_exit(&c->rw_start_err);
 	bch_btree_cache_exit(c);
 	bch_journal_free(&c->journal);

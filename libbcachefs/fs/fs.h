@@ -15,4 +15,11 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 
 void bch_fs_close(struct bch_fs *c);
 
+/*
+ * Write everything out and mark the filesystem clean (the engine started
+ * by bch_fs_rw_start(), btree/btree_update.h): the data write point's
+ * buckets close, then bch_btree_rw_stop().
+ */
+int bch_fs_rw_stop(struct bch_fs *c, struct printbuf *err);
+
 #endif

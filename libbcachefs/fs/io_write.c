@@ -187,6 +187,7 @@ struct bch_write_point {
 	struct wp_slot	s[BCH_REPLICAS_MAX];
 	struct wp_pending pend[BCH_REPLICAS_MAX];
 	unsigned	nr;		/* slots in use */
+	unsigned long	member_changes;	/* c->member_changes when the slots opened */
 	uint64_t	replicas_devs;	/* replicas entry known to be in the superblock */
 	uint8_t		*cbuf;
 	size_t		cbuf_size;
@@ -437,16 +438,23 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 			  uint64_t start, uint8_t *data, uint64_t sectors,
 			  struct bulk_keys *keys, struct printbuf *err)
 {
-	struct bch_write_point **wpp = bch_fs_rw_wp(c), *wp;
+	struct bch_write_point *wp;
 	uint64_t done = 0;
 	size_t need;
 	int ret;
 
-	if (!wpp)
+	if (!bch_fs_rw(c))
 		return -EROFS;
-	if (!*wpp)
-		*wpp = xcalloc(1, sizeof(**wpp));
-	wp = *wpp;
+	if (c->wp && c->wp->member_changes != c->member_changes) {
+		/* the members changed: pick the devices again */
+		bch_write_point_free(c, c->wp);
+		c->wp = NULL;
+	}
+	if (!c->wp) {
+		c->wp = xcalloc(1, sizeof(*c->wp));
+		c->wp->member_changes = c->member_changes;
+	}
+	wp = c->wp;
 	need = (size_t)min_t(uint64_t, sectors, o->extent_max) * 512 +
 	       (size_t)o->block_sectors * 512;
 	if (o->compression_type && wp->cbuf_size < need) {
