@@ -56,17 +56,6 @@ void bch_admin_stop_jobs(struct bch_admin *a)
 	bch_jobs_stop_all(a);
 }
 
-void bch_admin_out_exit(struct bch_admin_out *out)
-{
-	free(out->data);
-	out->data = NULL;
-	out->bytes = 0;
-	printbuf_exit(&out->msg);
-	if (out->job_fd >= 0)
-		close(out->job_fd);
-	out->job_fd = -1;
-}
-
 /* ---- QUERY_UUID ---------------------------------------------------------- */
 
 int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u)
@@ -76,56 +65,6 @@ int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u)
 }
 
 /* ---- member lookup (spec 50 §8.3) ------------------------------------------ */
-
-/* Does open device @io refer to the same file or block device as @st? */
-static bool io_is(const struct bch_devio *io, const struct stat *st)
-{
-	struct stat s;
-
-	if (!io || fstat(io->fd, &s))
-		return false;
-	if (S_ISBLK(st->st_mode))
-		return S_ISBLK(s.st_mode) && s.st_rdev == st->st_rdev;
-	return !S_ISBLK(s.st_mode) && s.st_dev == st->st_dev && s.st_ino == st->st_ino;
-}
-
-int bch_fs_member_lookup(struct bch_fs *c, uint32_t flags, uint64_t dev, const char *path,
-			 unsigned *idx, struct printbuf *msg)
-{
-	struct stat st;
-
-	if (flags & BCH_BY_INDEX) {
-		if (dev >= c->nr_devices || dev >= BCH_FS_MAX_DEVS ||
-		    !bch_sb_member_exists(c->sb, (unsigned)dev)) {
-			pr_buf(msg, "no member device with index %" PRIu64 " (the filesystem has %u slots)",
-			       dev, c->nr_devices);
-			return -EINVAL;
-		}
-		*idx = (unsigned)dev;
-		return 0;
-	}
-	if (!path || !*path) {
-		pr_str(msg, "no device path given");
-		return -EFAULT;
-	}
-	if (stat(path, &st)) {
-		int ret = -errno;
-
-		pr_buf(msg, "%s: %s", path, strerror(errno));
-		return ret;
-	}
-	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
-		pr_buf(msg, "%s: not a block device or image file", path);
-		return -ENOTBLK;
-	}
-	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
-		if (c->devs[i] && io_is(c->devs[i]->io, &st)) {
-			*idx = i;
-			return 0;
-		}
-	pr_buf(msg, "%s is not an online member of this filesystem", path);
-	return -ENOENT;
-}
 
 /* ---- USAGE ---------------------------------------------------------------- */
 

@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admin/call.h"
 #include "format/ioctl.h"
 #include "util/util.h"
 
@@ -37,53 +38,11 @@ struct bch_fs;
 struct bch_devio;
 struct bch_job;
 
-struct bch_admin {
-	struct bch_fs		*c;
-	bool			mounted;	/* the mount's endpoint, not an in-process open */
-
-	pthread_mutex_t		lock;		/* jobs, retired */
-	struct bch_job		*jobs;		/* running or finished, not yet closed */
-	/*
-	 * Devices taken out of the filesystem (offline, removed): closed only
-	 * at bch_admin_free(), because the mount's read-ahead worker may still
-	 * hold them (io_read.h).
-	 */
-	struct bch_devio	**retired;
-	size_t			nr_retired;
-};
-
 struct bch_admin *bch_admin_new(struct bch_fs *c, bool mounted);
 /* Stop and wait for every job, close the retired devices, free. */
 void bch_admin_free(struct bch_admin *a);
 /* Stop every job (unmount): each ends after the extent it is on. */
 void bch_admin_stop_jobs(struct bch_admin *a);
-
-struct bch_admin_call {
-	uint32_t	nr;		/* full ioctl number (or BCH_CTL_DEV_NAMES) */
-	void		*arg;		/* the argument, arg_bytes (8-byte aligned copy) */
-	size_t		arg_bytes;
-	/*
-	 * The device path of DISK_ADD / DISK_ONLINE and of lookups without
-	 * BY_INDEX (the ioctl's `dev` pointer, already read), NULL if none.
-	 */
-	const char	*path;
-	/* DISK_ADD / DISK_ONLINE: the device opened read-write by the caller
-	 * (taken over), or -1 to open @path here */
-	int		fd;
-	/* the caller may administer (root / CAP_SYS_ADMIN) */
-	bool		privileged;
-};
-
-struct bch_admin_out {
-	void		*data;		/* malloc'd: the bytes the ioctl writes back */
-	size_t		bytes;
-	struct printbuf	msg;		/* why it failed; DEV_NAMES: the names */
-	int		job_fd;		/* BCH_IOCTL_DATA: the job's descriptor, or -1 */
-};
-
-#define BCH_ADMIN_OUT_INIT	((struct bch_admin_out) { .msg = PRINTBUF, .job_fd = -1 })
-
-void bch_admin_out_exit(struct bch_admin_out *out);
 
 /*
  * Run one request. Returns >= 0 (DISK_GET_IDX: the index; DATA: 0 and the
@@ -111,8 +70,5 @@ int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *m
  */
 int bch_fs_usage_replicas(struct bch_fs *c, struct printbuf *out);
 
-/* Member @idx from (@flags, @dev, @path) as spec 50 §8.3 says. */
-int bch_fs_member_lookup(struct bch_fs *c, uint32_t flags, uint64_t dev, const char *path,
-			 unsigned *idx, struct printbuf *msg);
 
 #endif

@@ -16,8 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admin/admin.h"
+#include "admin/call.h"
 #include "admin/admin_dev.h"
+#include "fs/durability.h"
 #include "alloc/alloc.h"
 #include "btree/btree.h"
 #include "btree/btree_update.h"
@@ -32,45 +33,61 @@
 #include "fs/mkfs.h"
 #include "dev/super.h"
 
+/* Does open device @io refer to the same file or block device as @st? */
+static bool io_is(const struct bch_devio *io, const struct stat *st)
+{
+	struct stat s;
+
+	if (!io || fstat(io->fd, &s))
+		return false;
+	if (S_ISBLK(st->st_mode))
+		return S_ISBLK(s.st_mode) && s.st_rdev == st->st_rdev;
+	return !S_ISBLK(s.st_mode) && s.st_dev == st->st_dev && s.st_ino == st->st_ino;
+}
+
+int bch_fs_member_lookup(struct bch_fs *c, uint32_t flags, uint64_t dev, const char *path,
+			 unsigned *idx, struct printbuf *msg)
+{
+	struct stat st;
+
+	if (flags & BCH_BY_INDEX) {
+		if (dev >= c->nr_devices || dev >= BCH_FS_MAX_DEVS ||
+		    !bch_sb_member_exists(c->sb, (unsigned)dev)) {
+			pr_buf(msg, "no member device with index %" PRIu64 " (the filesystem has %u slots)",
+			       dev, c->nr_devices);
+			return -EINVAL;
+		}
+		*idx = (unsigned)dev;
+		return 0;
+	}
+	if (!path || !*path) {
+		pr_str(msg, "no device path given");
+		return -EFAULT;
+	}
+	if (stat(path, &st)) {
+		int ret = -errno;
+
+		pr_buf(msg, "%s: %s", path, strerror(errno));
+		return ret;
+	}
+	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {
+		pr_buf(msg, "%s: not a block device or image file", path);
+		return -ENOTBLK;
+	}
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (c->devs[i] && io_is(c->devs[i]->io, &st)) {
+			*idx = i;
+			return 0;
+		}
+	pr_buf(msg, "%s is not an online member of this filesystem", path);
+	return -ENOENT;
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 static struct bch_member *member_mut(struct bch_fs *c, unsigned i)
 {
 	return (struct bch_member *)bch_sb_member(c->sb, i);
-}
-
-static bool dev_present(struct bch_fs *c, unsigned i)
-{
-	return i < BCH_FS_MAX_DEVS && c->devs[i] && c->devs[i]->io;
-}
-
-unsigned bch_dev_ptr_durability(struct bch_fs *c, unsigned dev)
-{
-	const struct bch_member *m = bch_sb_member(c->sb, dev);
-	unsigned state;
-
-	if (!m || !bch_member_exists(m) || !dev_present(c, dev))
-		return 0;
-	state = (unsigned)BCH_MEMBER_STATE(m);
-	if (state != BCH_MEMBER_STATE_RW && state != BCH_MEMBER_STATE_RO)
-		return 0;
-	return bch_member_durability(m);
-}
-
-unsigned bch_inode_replicas_want(struct bch_fs *c, uint64_t inum, struct bch_inode_want *cache)
-{
-	struct bch_inode_unpacked u;
-	struct printbuf ignore = PRINTBUF;
-
-	if (cache->valid && cache->inum == inum)
-		return cache->want;
-	cache->inum = inum;
-	cache->valid = true;
-	cache->want = (unsigned)BCH_SB_DATA_REPLICAS_WANT(c->sb) ?: 1;
-	if (!bch_inode_get(c, inum, &u, &ignore) && u.bi_data_replicas)
-		cache->want = u.bi_data_replicas - 1U ?: 1;
-	printbuf_exit(&ignore);
-	return cache->want;
 }
 
 static int need_rw(struct bch_fs *c, struct printbuf *msg)
@@ -162,65 +179,6 @@ static int dev_may_go(struct bch_fs *c, unsigned dev, uint32_t flags, struct pri
 	return 0;
 }
 
-/* ---- replicas GC (30 §7.5) -------------------------------------------------- */
-
-static int gc_node(void *arg, const struct btree_node_visit *v)
-{
-	struct bch_replicas_table *t = arg;
-	struct btree_ptr_h p[BCH_REPLICAS_MAX];
-	uint64_t devs = 0;
-	int nr;
-
-	if (!v->ptr || (nr = btree_ptr_decode(v->ptr, p, BCH_REPLICAS_MAX)) <= 0)
-		return 0;
-	for (int i = 0; i < nr; i++)
-		if (p[i].dev < 64 && !p[i].cached)
-			devs |= 1ULL << p[i].dev;
-	bch_replicas_add(t, BCH_DATA_BTREE, devs);
-	return 0;
-}
-
-static int gc_walk(struct bch_fs *c, struct bch_replicas_table *t, void *arg)
-{
-	struct printbuf err = PRINTBUF;
-	struct btree_iter iter;
-	struct bkey_ref *k;
-	int ret = 0;
-
-	for (unsigned id = 0; id < BCH_NR_BTREES && !ret; id++)
-		ret = bch_btree_walk_nodes(c, id, gc_node, t, &err);
-	if (!ret) {
-		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H_MIN, &err);
-		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-			struct extent_ptr_iter pi;
-			struct extent_ptr_decoded p;
-			uint64_t devs = 0;
-
-			if (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED) {
-				extent_ptr_iter_init(&pi, k);
-				while (extent_ptr_iter_next(&pi, &p) > 0) {
-					if (p.ptr.dev >= 64)
-						continue;
-					if (p.ptr.cached || k->k.type == BCH_EXTENT_CACHED)
-						bch_replicas_add(t, BCH_DATA_CACHED, 1ULL << p.ptr.dev);
-					else
-						devs |= 1ULL << p.ptr.dev;
-				}
-				bch_replicas_add(t, BCH_DATA_USER, devs);
-			}
-			bch_btree_iter_advance(&iter);
-		}
-		bch_btree_iter_exit(&iter);
-	}
-	printbuf_exit(&err);
-	return ret;
-}
-
-int bch_fs_replicas_gc(struct bch_fs *c, struct printbuf *err)
-{
-	return bch_fs_rw_replicas_gc(c, gc_walk, NULL, err);
-}
-
 /* ---- SET_STATE ------------------------------------------------------------------ */
 
 static unsigned nr_rw_others(struct bch_fs *c, unsigned dev)
@@ -230,7 +188,7 @@ static unsigned nr_rw_others(struct bch_fs *c, unsigned dev)
 	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++) {
 		const struct bch_member *m = bch_sb_member(c->sb, i);
 
-		if (i != dev && m && bch_member_exists(m) && dev_present(c, i) &&
+		if (i != dev && m && bch_member_exists(m) && bch_dev_present(c, i) &&
 		    BCH_MEMBER_STATE(m) == BCH_MEMBER_STATE_RW)
 			n += bch_member_durability(m) ? 1 : 0;
 	}
@@ -245,7 +203,7 @@ static int apply_state(struct bch_fs *c, unsigned dev, unsigned state, struct pr
 	int ret;
 
 	/* what was written there is durable before it stops being flushed with the journal */
-	if (dev_present(c, dev) && state != BCH_MEMBER_STATE_RW) {
+	if (bch_dev_present(c, dev) && state != BCH_MEMBER_STATE_RW) {
 		ret = dev_flush(c->devs[dev]->io);
 		if (ret) {
 			pr_buf(msg, "%s: flush failed: %s", c->devs[dev]->io->path, bch_err_str(ret));
@@ -939,13 +897,13 @@ static int node_on_dev(void *arg, const struct btree_node_visit *v)
 	for (int i = 0; i < nr; i++) {
 		if (p[i].dev == s->dev)
 			on = true;
-		else if (dev_present(s->c, p[i].dev))
+		else if (bch_dev_present(s->c, p[i].dev))
 			other = true;
 	}
 	if (!on)
 		return 0;
 	s->nr++;
-	if (!other && !dev_present(s->c, s->dev))
+	if (!other && !bch_dev_present(s->c, s->dev))
 		s->unreadable++;
 	bch_fs_rw_force_rewrite(s->c, v->btree_id, v->level, v->ptr->k.p);
 	return 0;

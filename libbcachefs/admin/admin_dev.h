@@ -22,27 +22,14 @@ int bch_admin_dev_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 			struct bch_admin_out *out);
 
 /*
- * Durability a pointer to member @dev gives now: its durability when it is
- * present and read-write or read-only; 0 when missing, failed or spare.
- */
-unsigned bch_dev_ptr_durability(struct bch_fs *c, unsigned dev);
-
-/* The data replicas wanted for inode @inum: its option, or the filesystem's. */
-struct bch_inode_want {
-	uint64_t	inum;
-	unsigned	want;
-	bool		valid;
-};
-unsigned bch_inode_replicas_want(struct bch_fs *c, uint64_t inum, struct bch_inode_want *cache);
-
-/* Replicas GC (30 §7.5): a checkpoint, then the table rebuilt from every live key. */
-int bch_fs_replicas_gc(struct bch_fs *c, struct printbuf *err);
-
-/*
  * Have every btree node with a copy on @dev rewritten elsewhere at the
  * next checkpoint (*@nr: how many). -EINVAL when some node has no other
  * copy to read and @dev is missing.
  */
 int bch_fs_rewrite_nodes_on(struct bch_fs *c, unsigned dev, uint64_t *nr, struct printbuf *msg);
+
+/* Member @idx from (@flags, @dev, @path) as spec 50 §8.3 says. */
+int bch_fs_member_lookup(struct bch_fs *c, uint32_t flags, uint64_t dev, const char *path,
+			 unsigned *idx, struct printbuf *msg);
 
 #endif

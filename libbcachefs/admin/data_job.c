@@ -34,8 +34,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "admin/admin.h"
+#include "admin/call.h"
 #include "admin/admin_dev.h"
+#include "fs/durability.h"
 #include "alloc/alloc.h"
 #include "bkey/bkey_types.h"
 #include "btree/btree.h"

@@ -112,6 +112,12 @@ struct bch_fs {
 	unsigned long		nr_fixed;
 };
 
+/* Is member @i here (its device open)? */
+static inline bool bch_dev_present(const struct bch_fs *c, unsigned i)
+{
+	return i < BCH_FS_MAX_DEVS && c->devs[i] && c->devs[i]->io;
+}
+
 static inline void bch_fs_lock(struct bch_fs *c)
 {
 	pthread_mutex_lock(&c->lock);
