@@ -60,6 +60,7 @@
 #include "format/format.h"
 #include "fs/fs.h"
 #include "fsck/fsck_fs.h"
+#include "fsck/fsck_gc.h"
 #include "fsck/fsck_sb.h"
 #include "fsck/fsck_scan.h"
 #include "fsck/problems.h"
@@ -977,20 +978,6 @@ static const struct fsck_pass fsck_passes[] = {
 	{ "checking allocation (mark and sweep)", bch_fsck_gc },
 	{ "checking filesystem (extents, dirents, xattrs, root, lost+found, directory structure, nlinks)", bch_fsck_fs },
 };
-
-int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t)
-{
-	struct printbuf err = PRINTBUF;
-	int ret = bch_trans_commit(t, &err);
-
-	if (ret) {
-		fsck_fix_failed(s, p, printbuf_str(&err));
-		if (!bch_fs_rw(t->c))
-			s->read_only = true;
-	}
-	printbuf_exit(&err);
-	return ret;
-}
 
 /*
  * Problems found at open and said to be fixed (bch_fsck_report_open() runs

@@ -7,11 +7,10 @@
 #ifndef BCH_FSCK_H
 #define BCH_FSCK_H
 
+#include "fsck/problems.h"
+
 struct bch_fs;
 struct fsck_state;
-
-/* Progress lines ("checking btree nodes") go to @progress when not NULL. */
-typedef void (*fsck_progress_fn)(void *priv, const char *msg);
 
 /*
  * Run every pass. Returns 0 when the passes ran (problems are counted in
@@ -19,16 +18,6 @@ typedef void (*fsck_progress_fn)(void *priv, const char *msg);
  */
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv);
-
-struct btree_trans;
-enum bch_problem;
-/*
- * Commit the repair of problem @p in @t (which is emptied). On failure the
- * problem counts as not fixed and the reason is reported; the engine is
- * then read-only, so every later fix is refused too. Returns the commit's
- * result.
- */
-int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t);
 
 struct printbuf;
 /* Report each line @msgs (what bch_fs_open() said) as a problem; empties @msgs. */

@@ -80,7 +80,7 @@
 #include "bkey/dirent.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
-#include "fsck/fsck.h"
+#include "fsck/problems.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"
 #include "btree/node_write.h"

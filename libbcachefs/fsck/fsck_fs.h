@@ -13,13 +13,6 @@ struct bch_fs;
 struct fsck_state;
 
 /*
- * Mark and sweep (fsck_gc.c): every pointer of every btree node pointer
- * and extent against the devices, the bucket gens of the alloc btree, the
- * kind of data of each bucket and the superblock replicas entries.
- */
-int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s);
-
-/*
  * The filesystem passes (fsck_fs.c), in order: extents, dirents, xattrs,
  * root directory, lost+found, directory structure, link counts. They
  * share in-memory tables (one record per inode, subdirectory links), so

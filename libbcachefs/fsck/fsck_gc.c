@@ -55,7 +55,7 @@
  * Memory: two bytes per bucket of each member (gen, state), two more per
  * bucket of a member once a gen is repaired.
  */
-#include "fsck/fsck_fs.h"
+#include "fsck/fsck_gc.h"
 
 #include "alloc/alloc.h"
 #include "bkey/bkey_types.h"
@@ -64,7 +64,7 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
-#include "fsck/fsck.h"
+#include "fsck/problems.h"
 #include "journal/journal.h"
 #include "fsck/problems.h"
 #include "dev/super.h"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "bkey/bkey.h"
-#include "fsck/fsck.h"
+#include "fsck/problems.h"
 #include "fsck/node_scan.h"
 
 struct bch_fs;

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include "btree/btree_update.h"
+#include "core/bch_fs.h"
 #include "fsck/problems.h"
 #include "util/util.h"
 
@@ -159,4 +161,18 @@ void fsck_summary_to_json(struct json *j, const struct fsck_state *s)
 	json_u64(j, "found", s->nr_seen);
 	json_u64(j, "fixed", s->nr_fixed);
 	json_u64(j, "left", fsck_nr_left(s));
+}
+
+int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t)
+{
+	struct printbuf err = PRINTBUF;
+	int ret = bch_trans_commit(t, &err);
+
+	if (ret) {
+		fsck_fix_failed(s, p, printbuf_str(&err));
+		if (!bch_fs_rw(t->c))
+			s->read_only = true;
+	}
+	printbuf_exit(&err);
+	return ret;
 }

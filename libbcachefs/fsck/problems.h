@@ -184,4 +184,16 @@ void fsck_summary_to_text(struct printbuf *out, const struct fsck_state *s);
 struct json;
 void fsck_summary_to_json(struct json *j, const struct fsck_state *s);
 
+/* Progress lines ("checking btree nodes") go to @progress when not NULL. */
+typedef void (*fsck_progress_fn)(void *priv, const char *msg);
+
+struct btree_trans;
+/*
+ * Commit the repair of problem @p in @t (which is emptied). On failure the
+ * problem counts as not fixed and the reason is reported; the engine is
+ * then read-only, so every later fix is refused too. Returns the commit's
+ * result.
+ */
+int fsck_commit(struct fsck_state *s, enum bch_problem p, struct btree_trans *t);
+
 #endif
