@@ -75,7 +75,7 @@ $(BUILD)/tests/damage: tests/fsck/damage.c $(BUILD)/libbcachefs.a
 
 # the read-write test tools (tests/rw/): the POSIX-semantics suite and the
 # fsx-style random-operation tester; plain programs, no library (and not its
-# include path: libbcachefs/dirent.h would hide the system's <dirent.h>)
+# include path: they use only the system headers)
 RW_CFLAGS := $(OPT) -std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -D_GNU_SOURCE \
 	-D_FILE_OFFSET_BITS=64 $(SAN)
 RW_TOOLS := $(BUILD)/tests/posix $(BUILD)/tests/fsx

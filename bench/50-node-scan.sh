@@ -1,5 +1,5 @@
 #!/bin/sh
-# The node scan (fsck --scan-nodes, libbcachefs/node_scan.c) of a 1 TiB
+# The node scan (fsck --scan-nodes, libbcachefs/fsck/node_scan.c) of a 1 TiB
 # sparse image holding BENCH_FILES (100000) small files, against reading
 # the image's allocated bytes once (bench/read_data.c: SEEK_DATA/SEEK_HOLE,
 # 8 MiB reads), both from the page cache after a warm-up, best of

@@ -1,4 +1,4 @@
-# The write log (BCH_WRITE_LOG, libbcachefs/dev.c) and its replayer
+# The write log (BCH_WRITE_LOG, libbcachefs/dev/dev.c) and its replayer
 # (build/tests/replay): the log holds every write of a workload, so the
 # last prefix state is byte-identical to the devices the workload left,
 # state 0 to the bases; several processes append to one log (format, plant,

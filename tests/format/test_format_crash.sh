@@ -1,6 +1,6 @@
 #!/bin/sh
 # Crash safety of format and format --source: with BCH_FAULT_WRITES=N the
-# I/O layer (libbcachefs/dev.c) fails every write after the first N, as if
+# I/O layer (libbcachefs/dev/dev.c) fails every write after the first N, as if
 # the machine had stopped there. For N sampled over the whole range of
 # writes a run does (every N for plain format), the result must be one of:
 #   - format exit 0 (only when every write was done): fsck -n clean and

@@ -15,7 +15,7 @@
 #      it must leave fsck -n clean;
 #   2. for N sampled in 0..W-1 (all of them when W <= 16):
 #      BCH_FAULT_WRITES=N fsck -y (the writes after the N-th fail with EIO,
-#      as if the machine had stopped there; libbcachefs/dev.c), then fsck -y
+#      as if the machine had stopped there; libbcachefs/dev/dev.c), then fsck -y
 #      without faults, then fsck -n must exit 0, and `bcachefs list -b B`
 #      of inodes, dirents, xattrs and extents must equal the reference's
 #      after normalising: inode timestamps and sizes (u64s) of inode keys,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A raw client of the mount's control socket (libbcachefs/ctl_proto.h), for
+"""A raw client of the mount's control socket (libbcachefs/admin/ctl_proto.h), for
 tests that speak the ioctl ABI byte for byte: the seed's structs, the 2018
 tools' 112-byte BCH_IOCTL_DATA, malformed requests.
 
