@@ -75,6 +75,16 @@ struct cmd_opt {
 	  .help = "display the version and exit", .type = OPT_VERSION }
 #define CMD_OPT_END	{ .short_name = 0 }
 
+/* Options many commands share, setting a struct bch_fs_opts member @_fo of _T. */
+#define CMD_OPT_DEGRADED(_what, _T, _fo)				\
+	CMD_OPT_BOOL(0, "degraded", _what, _T, _fo.degraded)
+#define CMD_OPT_PASSPHRASE_FILE(_T, _fo)				\
+	CMD_OPT_STR(0, "passphrase-file", "FILE",			\
+		    "read the passphrase of an encrypted filesystem\n"	\
+		    "from FILE (- for standard input)", _T, _fo.passphrase_file), \
+	{ .name = "passphrase_file", .arg = "FILE", .type = OPT_STR,	\
+	  .off = offsetof(_T, _fo.passphrase_file), .hidden = true }
+
 /* What the filesystem must be for the command (said by --help, checked by the command). */
 enum cmd_needs {
 	CMD_NEEDS_ANY,		/* read-only use of a device, mounted or not */
