@@ -58,7 +58,10 @@
 #include "util/errcode.h"
 #include "bkey/extents.h"
 #include "format/format.h"
+#include "core/bch_fs.h"
+#include "dev/super.h"
 #include "fs/fs.h"
+#include "journal/journal.h"
 #include "fsck/fsck_fs.h"
 #include "fsck/fsck_gc.h"
 #include "fsck/fsck_sb.h"
@@ -1006,6 +1009,24 @@ static void open_repairs(struct bch_fs *c, struct fsck_state *s)
 		for (unsigned long n = s->fixed[p]; n; n--)
 			fsck_fix_failed(s, p, "the filesystem cannot be written");
 	}
+}
+
+bool bch_fsck_marked_clean(const struct bch_fs *c)
+{
+	const struct journal_state *j = &c->journal;
+
+	if (!c->sb || !BCH_SB_INITIALIZED(c->sb) || !BCH_SB_CLEAN(c->sb) || c->nr_errors)
+		return false;
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io))
+			return false;
+	if (!j->read_done || j->lost || j->nr_errors || j->nr_keys ||
+	    j->nr_entries != 1 || j->last_seq != j->seq || c->overlay.nr_keys)
+		return false;
+	for (unsigned i = 0; i < BCH_NR_BTREES; i++)
+		if (c->roots[i].present && c->roots[i].level >= BTREE_ITER_MAX_DEPTH)
+			return false;
+	return true;
 }
 
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
