@@ -410,10 +410,16 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 	unsigned nr_unordered = 0;
 	bool first_run = separate_whiteouts;
 	size_t off = 0, run_start = s->keys.nr;
-	unsigned min_u64s = min_t(unsigned, s->n->format.key_u64s, BKEY_U64S_UNPACKED);
 
-	if (use)
-		keyvec_reserve(&s->keys, bytes / 8 / max_t(unsigned, min_u64s, 1) + 1);
+	if (use) {
+		/* room for exactly the keys of the bset (a key's first byte is its size) */
+		size_t nr = 0;
+
+		for (off = 0; off < bytes && p[off]; off += (size_t)p[off] * 8)
+			nr++;
+		off = 0;
+		keyvec_reserve(&s->keys, nr + 1);
+	}
 	bkey_unpacker_init(&s->unpacker, &s->n->format);
 
 	while (off < bytes) {

@@ -64,6 +64,7 @@
 #include "journal/journal.h"
 #include "fsck/fsck_fs.h"
 #include "fsck/fsck_gc.h"
+#include "fsck/fsck_quick.h"
 #include "fsck/fsck_sb.h"
 #include "fsck/fsck_scan.h"
 #include "fsck/problems.h"
@@ -1029,6 +1030,39 @@ bool bch_fsck_marked_clean(const struct bch_fs *c)
 	return true;
 }
 
+/*
+ * After the superblocks: the quick check (fsck_quick.c), when nothing was
+ * found so far and no node scan ran. True when it proved the filesystem
+ * clean: the passes that follow would find nothing.
+ */
+static bool quick_check(struct bch_fs *c, struct fsck_state *s,
+			fsck_progress_fn progress, void *priv)
+{
+	struct printbuf why = PRINTBUF;
+	bool ok;
+
+	if (s->nr_seen || s->scan_nodes || bch_fsck_scan_ran(s) || c->journal.lost || c->nr_errors)
+		return false;
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io))
+			return false;	/* degraded: the passes say what they skip */
+	if (progress)
+		progress(priv, "quick check (each btree read once)");
+	ok = bch_fsck_quick(c, &why);
+	if (progress) {
+		struct printbuf msg = PRINTBUF;
+
+		if (ok)
+			pr_str(&msg, "quick check: nothing to report, the passes are not needed");
+		else
+			pr_buf(&msg, "quick check: %s: the passes follow", printbuf_str(&why));
+		progress(priv, printbuf_str(&msg));
+		printbuf_exit(&msg);
+	}
+	printbuf_exit(&why);
+	return ok;
+}
+
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv)
 {
@@ -1043,6 +1077,8 @@ int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		if (progress)
 			progress(priv, fsck_passes[i].name);
 		ret = fsck_passes[i].fn(c, s);
+		if (!ret && fsck_passes[i].fn == bch_fsck_sb && quick_check(c, s, progress, priv))
+			break;
 	}
 	if (progress && !ret)
 		progress(priv, "fsck done");
