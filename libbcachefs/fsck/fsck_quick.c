@@ -33,9 +33,10 @@
  *     subdirectories likewise, and every directory must lead up to the
  *     root; lost+found must be a directory in the root.
  *
- * Memory: one byte per inode (type and the dirents still expected; more
- * than 14 in a side table), one record per directory, the bucket bytes of
- * mark and sweep, and the nodes on the paths being read.
+ * Memory: half a byte per inode (its kind and the dirents still expected;
+ * other types and more than two dirents in a side table), one record per
+ * directory, the bucket bytes of mark and sweep, and the nodes on the
+ * paths being read.
  */
 #include "fsck/fsck_quick.h"
 
@@ -62,10 +63,19 @@
  */
 #define QUICK_CACHE_NODES	1
 
-#define CELL_CHUNK_BITS		16
+/*
+ * One nibble per inode: its kind (regular file, directory, symlink, or
+ * another: its type is then in the side table) and the dirents still
+ * expected (0-2; 3: the count is in the side table).
+ */
+#define CELL_CHUNK_BITS		17	/* inodes per chunk (half as many bytes) */
 #define CELL_CHUNK		(1UL << CELL_CHUNK_BITS)
-#define CELL_LEFT_MAX		14	/* more dirents expected: in the side table */
-#define CELL_LEFT_BIG		15
+#define CELL_KIND_REG		0
+#define CELL_KIND_DIR		1
+#define CELL_KIND_LNK		2
+#define CELL_KIND_OTHER		3	/* type in the side table */
+#define CELL_LEFT_MAX		2
+#define CELL_LEFT_BIG		3	/* count in the side table */
 
 /* Inode numbers in use, in runs, each with the rank of its first inode. */
 struct qrange {
@@ -74,10 +84,11 @@ struct qrange {
 	uint64_t	rank;
 };
 
-/* Dirents still expected for an inode whose count does not fit its cell. */
+/* An inode whose type or count does not fit its nibble. */
 struct qbig {
 	uint64_t	inum_1;		/* inode number + 1; 0: free slot */
-	uint64_t	left;
+	uint64_t	left;		/* dirents still expected */
+	uint8_t		dt;		/* its type (mode >> 12) */
 };
 
 struct qdir {
@@ -119,7 +130,7 @@ struct quick {
 
 	struct qrange		*ranges;
 	size_t			nr_ranges, size_ranges;
-	uint8_t			**cells;	/* chunks of CELL_CHUNK: type << 4 | dirents left */
+	uint8_t			**cells;	/* chunks of CELL_CHUNK nibbles: kind << 2 | dirents left */
 	size_t			nr_chunks;
 	uint64_t		nr_inodes;
 	struct qbig		*big;
@@ -381,9 +392,18 @@ static void q_btree_plain(struct quick *q, unsigned id)
 
 /* ---- inodes: numbers in runs, one cell each ---------------------------------------- */
 
-static uint8_t *cell(struct quick *q, uint64_t rank)
+static unsigned cell_get(const struct quick *q, uint64_t rank)
 {
-	return &q->cells[rank >> CELL_CHUNK_BITS][rank & (CELL_CHUNK - 1)];
+	uint8_t b = q->cells[rank >> CELL_CHUNK_BITS][(rank & (CELL_CHUNK - 1)) / 2];
+
+	return rank & 1 ? b >> 4 : b & 15;
+}
+
+static void cell_set(struct quick *q, uint64_t rank, unsigned v)
+{
+	uint8_t *b = &q->cells[rank >> CELL_CHUNK_BITS][(rank & (CELL_CHUNK - 1)) / 2];
+
+	*b = rank & 1 ? (uint8_t)((*b & 15) | v << 4) : (uint8_t)((*b & 0xf0) | v);
 }
 
 static size_t big_slot(const struct quick *q, uint64_t inum)
@@ -396,7 +416,7 @@ static size_t big_slot(const struct quick *q, uint64_t inum)
 	return i;
 }
 
-static void big_set(struct quick *q, uint64_t inum, uint64_t left)
+static void big_set(struct quick *q, uint64_t inum, uint64_t left, unsigned dt)
 {
 	if ((q->nr_big + 1) * 2 > q->size_big) {
 		struct qbig *old = q->big;
@@ -413,7 +433,14 @@ static void big_set(struct quick *q, uint64_t inum, uint64_t left)
 
 	if (!q->big[i].inum_1)
 		q->nr_big++;
-	q->big[i] = (struct qbig) { inum + 1, left };
+	q->big[i] = (struct qbig) { inum + 1, left, (uint8_t)dt };
+}
+
+static struct qbig *big_get(struct quick *q, uint64_t inum)
+{
+	struct qbig *b = &q->big[big_slot(q, inum)];
+
+	return b->inum_1 ? b : NULL;
 }
 
 /* Add inode @inum (numbers come in increasing order) of type @dt expecting @left dirents. */
@@ -421,6 +448,8 @@ static void inode_add(struct quick *q, uint64_t inum, unsigned dt, uint64_t left
 {
 	struct qrange *r = q->nr_ranges ? &q->ranges[q->nr_ranges - 1] : NULL;
 	uint64_t rank = q->nr_inodes++;
+	unsigned kind = dt == BCH_DT_REG ? CELL_KIND_REG : dt == BCH_DT_DIR ? CELL_KIND_DIR :
+			dt == BCH_DT_LNK ? CELL_KIND_LNK : CELL_KIND_OTHER;
 
 	if (r && r->start + r->len == inum) {
 		r->len++;
@@ -433,17 +462,17 @@ static void inode_add(struct quick *q, uint64_t inum, unsigned dt, uint64_t left
 	}
 	if ((rank >> CELL_CHUNK_BITS) == q->nr_chunks) {
 		q->cells = xrealloc(q->cells, (q->nr_chunks + 1) * sizeof(*q->cells));
-		q->cells[q->nr_chunks++] = xmalloc(CELL_CHUNK);
+		q->cells[q->nr_chunks++] = xcalloc(CELL_CHUNK / 2, 1);
 	}
-	if (left > CELL_LEFT_MAX) {
-		big_set(q, inum, left);
+	if (kind == CELL_KIND_OTHER || left > CELL_LEFT_MAX) {
+		big_set(q, inum, left, dt);
 		left = CELL_LEFT_BIG;
 	}
-	*cell(q, rank) = (uint8_t)(dt << 4 | left);
+	cell_set(q, rank, kind << 2 | (unsigned)left);
 }
 
-/* The cell of inode @inum, NULL when it is not a filesystem inode. */
-static uint8_t *inode_cell(struct quick *q, uint64_t inum)
+/* The rank of inode @inum, false when it is not a filesystem inode. */
+static bool inode_rank(const struct quick *q, uint64_t inum, uint64_t *rank)
 {
 	size_t l = 0, r = q->nr_ranges;
 
@@ -456,28 +485,38 @@ static uint8_t *inode_cell(struct quick *q, uint64_t inum)
 			r = m;
 	}
 	if (!l || inum - q->ranges[l - 1].start >= q->ranges[l - 1].len)
-		return NULL;
-	return cell(q, q->ranges[l - 1].rank + (inum - q->ranges[l - 1].start));
+		return false;
+	*rank = q->ranges[l - 1].rank + (inum - q->ranges[l - 1].start);
+	return true;
 }
 
-/* One dirent to the inode of @c (@inum): false when it has no more expected. */
-static bool inode_count(struct quick *q, uint8_t *c, uint64_t inum)
+/* The type (mode >> 12) of the inode of rank @rank, number @inum. */
+static unsigned inode_dt(struct quick *q, uint64_t rank, uint64_t inum)
 {
-	if ((*c & 15) == CELL_LEFT_BIG) {
-		struct qbig *b = &q->big[big_slot(q, inum)];
+	static const uint8_t kind_dt[] = { BCH_DT_REG, BCH_DT_DIR, BCH_DT_LNK };
+	unsigned kind = cell_get(q, rank) >> 2;
+
+	if (kind != CELL_KIND_OTHER)
+		return kind_dt[kind];
+	return big_get(q, inum)->dt;
+}
+
+/* One dirent to inode @inum (rank @rank): false when it has no more expected. */
+static bool inode_count(struct quick *q, uint64_t rank, uint64_t inum)
+{
+	unsigned c = cell_get(q, rank), left = c & 3;
+
+	if (left == CELL_LEFT_BIG) {
+		struct qbig *b = big_get(q, inum);
 
 		if (!b->left)
 			return false;
-		if (--b->left == CELL_LEFT_MAX) {
-			/* small enough for the cell again */
-			*c = (uint8_t)((*c & 0xf0) | CELL_LEFT_MAX);
-			b->left = 0;
-		}
+		b->left--;
 		return true;
 	}
-	if (!(*c & 15))
+	if (!left)
 		return false;
-	(*c)--;
+	cell_set(q, rank, c - 1);
 	return true;
 }
 
@@ -733,7 +772,7 @@ static bool name_is(const struct bch_dirent_h *d, const char *s)
 static void q_dirent(struct quick *q, struct qdir *dir, const struct bkey_ref *k,
 		     const struct bch_dirent_h *d, const struct bch_hash_info *h, bool hash_ok)
 {
-	uint8_t *tc;
+	uint64_t rank;
 	unsigned dt;
 
 	if (hash_ok && !hash_pos_ok(q, k, bch_dirent_hash(h, d->name, d->name_len), 0,
@@ -747,17 +786,16 @@ static void q_dirent(struct quick *q, struct qdir *dir, const struct bkey_ref *k
 		give_up(q, "a dirent with a bad name or to its own directory");
 		return;
 	}
-	tc = inode_cell(q, d->d_inum);
-	if (!tc) {
+	if (!inode_rank(q, d->d_inum, &rank)) {
 		give_up(q, "a dirent to a missing inode");
 		return;
 	}
-	dt = *tc >> 4;
+	dt = inode_dt(q, rank, d->d_inum);
 	if (d->d_type != dt) {
 		give_up(q, "a dirent with the wrong d_type");
 		return;
 	}
-	if (!inode_count(q, tc, d->d_inum)) {
+	if (!inode_count(q, rank, d->d_inum)) {
 		give_up(q, "inode %" PRIu64 ": more dirents than its link count says", d->d_inum);
 		return;
 	}
@@ -814,19 +852,17 @@ next:
 static void q_links(struct quick *q)
 {
 	struct qdir *root = dir_find(q, BCACHEFS_ROOT_INO);
-	uint8_t *lf;
 
 	if (!root) {
 		give_up(q, "the root directory is missing");
 		return;
 	}
-	lf = q->lf_dirent ? inode_cell(q, q->lf_inum) : NULL;
-	if (!lf || (*lf >> 4) != BCH_DT_DIR) {
+	if (!q->lf_dirent || !dir_find(q, q->lf_inum)) {
 		give_up(q, "lost+found is missing or not a directory");
 		return;
 	}
 	for (uint64_t i = 0; i < q->nr_inodes; i++)
-		if (*cell(q, i) & 15) {
+		if ((cell_get(q, i) & 3) && (cell_get(q, i) & 3) != CELL_LEFT_BIG) {
 			give_up(q, "an inode has fewer dirents than its link count says");
 			return;
 		}
