@@ -138,8 +138,10 @@ int bch_btree_node_get(struct bch_fs *c, const struct bkey_ref *ptr,
 	}
 	lru_push(bc, e);
 	if (e->err) {
-		cache_evict(bc);
-		return e->err;
+		int r = e->err;
+
+		cache_evict(bc);	/* (may free @e: nobody holds a failed read) */
+		return r;
 	}
 	e->ref++;
 	*ret = e->n;
