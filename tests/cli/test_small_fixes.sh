@@ -45,7 +45,7 @@ if [ "$(id -u)" = 0 ] && command -v losetup > /dev/null; then
 	rc=0; "$BCACHEFS" fsck -y "$loop" > out 2> err || rc=$?
 	[ $rc = 8 ] || { cat out err; fail "fsck -y of a read-only device: exit $rc, want 8"; }
 	grep -q "fixing" out err && { cat out err; fail "fsck -y of a read-only device said fixing"; }
-	grep -q "read-only.*fsck -f -n" err || { cat err; fail "no hint to use -n"; }
+	grep -q "read-only.*fsck -n" err || { cat err; fail "no hint to use -n"; }
 	rc=0; "$BCACHEFS" fsck -f -n "$loop" > out 2>&1 || rc=$?
 	[ $rc = 4 ] || { cat out; fail "fsck -f -n of a read-only device: exit $rc, want 4"; }
 	cmp -s ro.img ro.orig || fail "the read-only device changed"
