@@ -103,7 +103,7 @@ struct gc_stale {
 	uint32_t	size;
 };
 
-struct gc {
+struct fsck_gc {
 	struct bch_fs		*c;
 	struct fsck_state	*s;
 	struct gc_dev		devs[BCH_FS_MAX_DEVS];
@@ -131,7 +131,7 @@ static const char *data_type_str(unsigned t)
 }
 
 /* "extents key <text>" / "btree node pointer <text>" for messages. */
-static const char *key_text(struct gc *gc, unsigned btree_id, unsigned level,
+static const char *key_text(struct fsck_gc *gc, unsigned btree_id, unsigned level,
 			    const struct bkey_ref *k)
 {
 	printbuf_reset(&gc->key);
@@ -158,7 +158,7 @@ static void devs_to_text(struct printbuf *out, uint64_t devs)
 
 /* ---- buckets -------------------------------------------------------------- */
 
-static int gc_devs_init(struct gc *gc)
+static int gc_devs_init(struct fsck_gc *gc)
 {
 	struct bch_fs *c = gc->c;
 
@@ -179,24 +179,29 @@ static int gc_devs_init(struct gc *gc)
 	return 0;
 }
 
-/* Gens of the alloc btree with the journal laid over it. Invalid keys: key pass. */
-static int gc_read_gens(struct gc *gc)
+/* The gen of alloc key @k (invalid keys: the key pass reports them). */
+static void gc_gen_key(struct fsck_gc *gc, const struct bkey_ref *k)
+{
+	struct gc_dev *d = k->k.p.inode < BCH_FS_MAX_DEVS ? &gc->devs[k->k.p.inode] : NULL;
+	struct bch_alloc_h a;
+
+	if (k->k.type != BCH_ALLOC || !d || !d->present || k->k.p.offset >= d->nbuckets ||
+	    bch_alloc_decode(k, &a))
+		return;
+	d->gen[k->k.p.offset]	= a.gen;
+	d->state[k->k.p.offset]	|= B_HAS_KEY;
+}
+
+/* Gens of the alloc btree with the journal laid over it. */
+static int gc_read_gens(struct fsck_gc *gc)
 {
 	struct btree_iter iter;
 	struct bkey_ref *k;
 	int ret;
 
 	bch_btree_iter_init(&iter, gc->c, BTREE_ID_ALLOC, POS_H_MIN, &gc->err);
-	while (!(ret = bch_btree_iter_next(&iter, &k)) && k) {
-		struct gc_dev *d = k->k.p.inode < BCH_FS_MAX_DEVS ? &gc->devs[k->k.p.inode] : NULL;
-		struct bch_alloc_h a;
-
-		if (k->k.type != BCH_ALLOC || !d || !d->present || k->k.p.offset >= d->nbuckets ||
-		    bch_alloc_decode(k, &a))
-			continue;
-		d->gen[k->k.p.offset]	= a.gen;
-		d->state[k->k.p.offset]	|= B_HAS_KEY;
-	}
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k)
+		gc_gen_key(gc, k);
 	gc->gens_ok = !ret && !iter.nr_errors;
 	bch_btree_iter_exit(&iter);
 	printbuf_reset(&gc->err);
@@ -211,7 +216,7 @@ static int gc_read_gens(struct gc *gc)
  * which overwrote its data. Two kinds of metadata in one bucket cannot be
  * decided: reported only.
  */
-static bool mark_bucket(struct gc *gc, unsigned dev, uint64_t b, unsigned type,
+static bool mark_bucket(struct fsck_gc *gc, unsigned dev, uint64_t b, unsigned type,
 			unsigned btree_id, unsigned level, const struct bkey_ref *k,
 			const char *what)
 {
@@ -244,7 +249,7 @@ static bool mark_bucket(struct gc *gc, unsigned dev, uint64_t b, unsigned type,
 	return false;
 }
 
-static void mark_range(struct gc *gc, unsigned dev, uint64_t start, uint64_t end, unsigned type,
+static void mark_range(struct fsck_gc *gc, unsigned dev, uint64_t start, uint64_t end, unsigned type,
 		       const char *what)
 {
 	struct gc_dev *d = &gc->devs[dev];
@@ -254,7 +259,7 @@ static void mark_range(struct gc *gc, unsigned dev, uint64_t start, uint64_t end
 }
 
 /* Superblock copies (and the sectors before the first) and journal buckets (30 §5.5). */
-static void gc_mark_sb_journal(struct gc *gc)
+static void gc_mark_sb_journal(struct fsck_gc *gc)
 {
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		struct bch_member_dev *ca = gc->c->devs[i];
@@ -292,7 +297,7 @@ static void gc_mark_sb_journal(struct gc *gc)
  * or key @k (formatted only when a problem is reported: formatting every
  * key dominated fsck's time).
  */
-static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
+static void check_replicas(struct fsck_gc *gc, unsigned type, uint64_t devs,
 			   unsigned btree_id, unsigned level, const struct bkey_ref *k,
 			   const char *what)
 {
@@ -323,7 +328,7 @@ static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
  * alloc rebuild). Its gen as found is kept: pointers stale only by the
  * new gen keep their data (they take the new gen too).
  */
-static bool gc_set_gen(struct gc *gc, unsigned dev, uint64_t b, uint8_t gen)
+static bool gc_set_gen(struct fsck_gc *gc, unsigned dev, uint64_t b, uint8_t gen)
 {
 	struct gc_dev *d = &gc->devs[dev];
 
@@ -362,7 +367,7 @@ struct gc_ptr {
  * entry. Values of pointer entries only (no crc: the common case) are
  * decoded directly; others through the entry walker.
  */
-static unsigned gc_key_ptrs(struct gc *gc, unsigned level, const struct bkey_ref *k,
+static unsigned gc_key_ptrs(struct fsck_gc *gc, unsigned level, const struct bkey_ref *k,
 			    struct gc_ptr *ptrs)
 {
 	unsigned i, nr = k->v ? k->v_bytes / 8 : 0;
@@ -403,7 +408,7 @@ static unsigned gc_key_ptrs(struct gc *gc, unsigned level, const struct bkey_ref
  * range when no pointer is left (its data is gone: every copy was
  * overwritten or is on no device).
  */
-static void gc_fix_ptrs(struct gc *gc, const struct bkey_ref *k, const int16_t *fix,
+static void gc_fix_ptrs(struct fsck_gc *gc, const struct bkey_ref *k, const int16_t *fix,
 			enum bch_problem p)
 {
 	struct btree_trans t;
@@ -455,7 +460,7 @@ static void gc_fix_ptrs(struct gc *gc, const struct bkey_ref *k, const int16_t *
 }
 
 /* A btree node pointer is bad: the node goes to new buckets. */
-static void gc_rewrite_node(struct gc *gc, unsigned btree_id, unsigned level,
+static void gc_rewrite_node(struct fsck_gc *gc, unsigned btree_id, unsigned level,
 			    const struct bkey_ref *k)
 {
 	bch_fs_rw_force_rewrite(gc->c, btree_id, level - 1, k->k.p);
@@ -473,7 +478,7 @@ static void gc_rewrite_node(struct gc *gc, unsigned btree_id, unsigned level,
  * takes the pointer's gen (written by the checkpoint's alloc rebuild);
  * missing replicas entries are added.
  */
-static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
+static void gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
 {
 	unsigned type = level ? BCH_DATA_BTREE : BCH_DATA_USER;
 	struct gc_ptr ptrs[GC_KEY_MAX_PTRS];
@@ -639,14 +644,14 @@ mark:
 
 static int gc_visit_node(void *arg, const struct btree_node_visit *v)
 {
-	struct gc *gc = arg;
+	struct fsck_gc *gc = arg;
 
 	if (v->ptr)
 		gc_key(gc, v->btree_id, v->level + 1, v->ptr);
 	return 0;
 }
 
-static int gc_btree_ptrs(struct gc *gc)
+static int gc_btree_ptrs(struct fsck_gc *gc)
 {
 	for (unsigned id = 0; id < BCH_NR_BTREES && !gc->s->cancelled; id++) {
 		int ret = bch_btree_walk_nodes(gc->c, id, gc_visit_node, gc, &gc->err);
@@ -658,7 +663,7 @@ static int gc_btree_ptrs(struct gc *gc)
 	return 0;
 }
 
-static int gc_extents(struct gc *gc)
+static int gc_extents(struct fsck_gc *gc)
 {
 	struct btree_iter iter;
 	struct bkey_ref *k;
@@ -683,7 +688,7 @@ static int gc_extents(struct gc *gc)
 }
 
 /* {journal, devices} of every entry still to replay, when every member is there. */
-static void gc_journal_replicas(struct gc *gc)
+static void gc_journal_replicas(struct fsck_gc *gc)
 {
 	struct bch_fs *c = gc->c;
 	const struct journal_state *j = &c->journal;
@@ -714,7 +719,7 @@ static void gc_journal_replicas(struct gc *gc)
  * was reused and the data overwritten: the pointers are dropped (the
  * extent goes with its last pointer).
  */
-static void gc_stale_resolve(struct gc *gc)
+static void gc_stale_resolve(struct fsck_gc *gc)
 {
 	for (size_t i = 0; i < gc->nr_stale && !gc->s->cancelled; i++) {
 		struct gc_stale *e = &gc->stale[i];
@@ -788,10 +793,9 @@ static void gc_stale_resolve(struct gc *gc)
 	}
 }
 
-int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
+struct fsck_gc *bch_fsck_gc_start(struct bch_fs *c, struct fsck_state *s, bool read_gens)
 {
-	struct gc *gc = xcalloc(1, sizeof(*gc));
-	int ret;
+	struct fsck_gc *gc = xcalloc(1, sizeof(*gc));
 
 	gc->c	= c;
 	gc->s	= s;
@@ -802,25 +806,40 @@ int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
 	if (gc->check_replicas)
 		bch_replicas_load(&gc->have, c->sb);
 
-	ret = gc_devs_init(gc);
-	if (!ret)
+	gc_devs_init(gc);
+	if (read_gens)
 		gc_read_gens(gc);	/* failure: gens are not judged (gens_ok) */
-	if (!ret) {
-		gc_mark_sb_journal(gc);
-		ret = gc_btree_ptrs(gc);
-	}
-	if (!ret)
-		ret = gc_extents(gc);
-	if (!ret)
-		gc_stale_resolve(gc);
-	if (!ret)
-		gc_journal_replicas(gc);
-	/*
-	 * A btree that cannot be walked was reported by the node and key
-	 * passes; what GC could not see is not judged.
-	 */
-	ret = 0;
+	gc_mark_sb_journal(gc);
+	return gc;
+}
 
+void bch_fsck_gc_alloc_key(struct fsck_gc *gc, const struct bkey_ref *k)
+{
+	gc_gen_key(gc, k);
+}
+
+void bch_fsck_gc_gens_read(struct fsck_gc *gc, bool ok)
+{
+	gc->gens_ok = ok;
+}
+
+bool bch_fsck_gc_gens_ok(const struct fsck_gc *gc)
+{
+	return gc->gens_ok;
+}
+
+void bch_fsck_gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
+{
+	if (level || k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)
+		gc_key(gc, btree_id, level, k);
+}
+
+void bch_fsck_gc_finish(struct fsck_gc *gc, bool judge)
+{
+	if (judge) {
+		gc_stale_resolve(gc);
+		gc_journal_replicas(gc);
+	}
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		bch_big_free(gc->devs[i].gen);
 		bch_big_free(gc->devs[i].state);
@@ -833,5 +852,19 @@ int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
 	printbuf_exit(&gc->msg);
 	free(gc->stale);
 	free(gc);
-	return ret;
+}
+
+int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
+{
+	struct fsck_gc *gc = bch_fsck_gc_start(c, s, true);
+	int ret = gc_btree_ptrs(gc);
+
+	if (!ret)
+		ret = gc_extents(gc);
+	bch_fsck_gc_finish(gc, !ret);
+	/*
+	 * A btree that cannot be walked was reported by the node and key
+	 * passes; what GC could not see is not judged.
+	 */
+	return 0;
 }

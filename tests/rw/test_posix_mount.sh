@@ -3,7 +3,7 @@
 # (build/tests/posix, the suite test_posix_tmpfs.sh proves on tmpfs) on a
 # fresh filesystem mounted read-write (-o rw,allow_other: the permission
 # checks run as uid 65534); every assertion must pass, then after the
-# unmount `fsck -n` must exit 0. $POSIX_FLAGS: features declared missing
+# unmount `fsck -f -n` must exit 0. $POSIX_FLAGS: features declared missing
 # (e.g. --no-shared-mmap); $RW_MOUNT_OPTS: more mount options. Exit 77
 # while `bcachefs mount` refuses read-write.
 . "$TESTDIR/../lib.sh"
