@@ -262,7 +262,13 @@ static void test_usage(void **state)
 		printbuf_exit(&rl);
 	}
 	free(u);
+	/* the answer freed and emptied (call.h): usable again */
+	assert_non_null(out.data);
 	bch_admin_out_exit(&out);
+	assert_null(out.data);
+	assert_int_equal(out.bytes, 0);
+	assert_int_equal(out.job_fd, -1);
+	assert_int_equal(out.msg.pos, 0);
 	bch_admin_free(a);
 	stop_close(c);
 }
@@ -304,8 +310,8 @@ static void test_set_state_resize(void **state)
 	assert_int_equal(call(a, BCH_IOCTL_DISK_RESIZE, &rs, sizeof(rs), true, NULL, &out), 0);
 	assert_int_equal(le64_to_cpu(bch_sb_member(c->sb, 1)->nbuckets), 1536);
 	assert_int_equal(bch_alloc_dev_free(bch_fs_rw_alloc(c), 1), free0 + 512);
-	/* shrinking is refused */
-	rs.nbuckets = 1000;
+	/* shrinking is refused, by one bucket too */
+	rs.nbuckets = 1535;
 	assert_int_equal(call(a, BCH_IOCTL_DISK_RESIZE, &rs, sizeof(rs), true, NULL, &out), -EINVAL);
 	assert_non_null(strstr(printbuf_str(&out.msg), "cannot shrink"));
 	bch_admin_out_exit(&out);
@@ -395,6 +401,7 @@ static void test_jobs(void **state)
 
 	/* device 0 holds the only copy: removing it is refused */
 	assert_int_equal(call(a, BCH_IOCTL_DISK_REMOVE, &rm, sizeof(rm), true, NULL, &out), -EINVAL);
+	assert_non_null(strstr(printbuf_str(&out.msg), "Cannot remove without losing data"));
 	assert_true(bch_sb_member_exists(c->sb, 0));
 
 	/* migrate it off device 0 (read-only first, as `device evacuate` does), then remove */
