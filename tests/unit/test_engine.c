@@ -403,6 +403,35 @@ static void test_allocator_hooks(void **state)
 	printbuf_exit(&err);
 }
 
+/* What must reach the disk makes the stop run a checkpoint, even with no commit. */
+static void test_stop_checkpoints(void **state)
+{
+	struct bch_replicas_table r;
+	struct bch_fs *c;
+	uint8_t g;
+
+	format(1, "");
+	c = open_imgs(1, false);
+	rw_start(c);
+	assert_true(bch_fs_rw_replicas_add(c, BCH_DATA_CACHED, 1));
+	stop_close(c);
+	c = open_imgs(1, true);
+	bch_replicas_load(&r, c->sb);
+	assert_true(bch_replicas_has(&r, BCH_DATA_CACHED, 1));
+	bch_replicas_exit(&r);
+	bch_fs_close(c);
+
+	c = open_imgs(1, false);
+	rw_start(c);
+	assert_true(bch_fs_rw_set_bucket_gen(c, 0, 901, 9));
+	stop_close(c);
+	c = open_imgs(1, false);
+	rw_start(c);
+	assert_true(bch_fs_rw_bucket_gen(c, 0, 901, &g));
+	assert_int_equal(g, 9);
+	stop_close(c);
+}
+
 /* A forced rewrite of a root with nothing changed: a new node, the same keys. */
 static void test_force_rewrite(void **state)
 {
@@ -491,6 +520,7 @@ int main(void)
 		cmocka_unit_test(test_on_demand_and_clean),
 		cmocka_unit_test(test_batch_flush),
 		cmocka_unit_test(test_allocator_hooks),
+		cmocka_unit_test(test_stop_checkpoints),
 		cmocka_unit_test(test_force_rewrite),
 		cmocka_unit_test(test_sb_write),
 	};
