@@ -73,7 +73,7 @@ static void test_empty_and_bounds(void **state)
 	struct bkey_ref k = point_key(5, 0, 8, &v, 8);
 	(void)state;
 
-	bch_overlay_init(&ov);
+	memset(&ov, 0, sizeof(ov));	/* a zeroed overlay is empty */
 	for (unsigned id = 0; id < OV_NR_BTREES; id++) {
 		bch_overlay_seek(&ov, id, POS_H_MIN, &it);
 		assert_null(bch_overlay_peek(&it));
@@ -128,7 +128,7 @@ static void test_point_replace_and_under(void **state)
 	size_t bytes1;
 	(void)state;
 
-	bch_overlay_init(&ov);
+	memset(&ov, 0, sizeof(ov));	/* a zeroed overlay is empty */
 	k = point_key(4096, 0, 8, v1, 16);
 	assert_int_equal(bch_overlay_insert(&ov, BTREE_ID_INODES, &k), 0);
 	bytes1 = ov.bytes;
@@ -191,7 +191,7 @@ static void test_point_model(void **state)
 	size_t n, live;
 	(void)state;
 
-	bch_overlay_init(&ov);
+	memset(&ov, 0, sizeof(ov));	/* a zeroed overlay is empty */
 	memset(model, 0, sizeof(model));
 	for (unsigned round = 0; round < 20000; round++) {
 		uint64_t pos = rnd(NPOS), v = round + 1;
@@ -363,7 +363,7 @@ static void test_extent_cuts(void **state)
 	(void)state;
 
 	memset(owner, 0, sizeof(owner));
-	bch_overlay_init(&ov);
+	memset(&ov, 0, sizeof(ov));	/* a zeroed overlay is empty */
 	ext_insert(&ov, 1, 1, 100, 100, false, false);		/* [100,200) */
 	ext_insert(&ov, 2, 1, 140, 20, false, false);		/* middle: split */
 	ext_check(&ov);
@@ -406,7 +406,7 @@ static void test_extent_model(void **state)
 	(void)state;
 
 	memset(owner, 0, sizeof(owner));
-	bch_overlay_init(&ov);
+	memset(&ov, 0, sizeof(ov));	/* a zeroed overlay is empty */
 	for (unsigned tag = 1; tag < 6000; tag++) {
 		uint64_t inode = rnd(EXT_INODES);
 		uint32_t size = (uint32_t)(1 + rnd(rnd(4) ? 12 : 120));
