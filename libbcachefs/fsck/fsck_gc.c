@@ -478,168 +478,212 @@ static void gc_rewrite_node(struct fsck_gc *gc, unsigned btree_id, unsigned leve
  * takes the pointer's gen (written by the checkpoint's alloc rebuild);
  * missing replicas entries are added.
  */
+/* One key being checked by gc_key(): what its repairs will do. */
+struct gc_key_ctx {
+	struct fsck_gc		*gc;
+	unsigned		btree_id, level;
+	const struct bkey_ref	*k;
+	const char		*what;		/* the key's text, made when first needed */
+	const char		*act;		/* what a repair does, for the messages */
+	int16_t			fix[GC_KEY_MAX_PTRS];	/* per pointer: PTR_KEEP, PTR_DROP, a gen */
+	enum bch_problem	drop_prob;	/* the first problem repaired (PROB_NR: none) */
+	bool			rewrite;	/* a btree node pointer: rewrite the node */
+	uint64_t		devs;		/* devices of the live dirty pointers */
+};
+
+static const char *gk_what(struct gc_key_ctx *x)
+{
+	return x->what ?: (x->what = key_text(x->gc, x->btree_id, x->level, x->k));
+}
+
+/* Pointer @i is dropped (PTR_DROP) or takes gen @v; a node pointer: the node is rewritten. */
+static void gk_fix(struct gc_key_ctx *x, unsigned i, int16_t v, enum bch_problem p)
+{
+	if (x->level)
+		x->rewrite = true;
+	else
+		x->fix[i] = v;
+	if (x->drop_prob == PROB_NR)
+		x->drop_prob = p;
+}
+
+enum gk_gen { GK_SKIP, GK_MARK, GK_LIVE };
+
+/*
+ * The gen of pointer @i against its bucket @b: GK_LIVE (marked live),
+ * GK_MARK (marked, not live: a gen repair pending) or GK_SKIP (not marked:
+ * stale, or decided later).
+ */
+static enum gk_gen gc_key_gen(struct gc_key_ctx *x, unsigned i, const struct gc_ptr *p,
+			      struct gc_dev *d, uint64_t b)
+{
+	struct fsck_gc *gc = x->gc;
+	unsigned dev = p->ptr.dev, level = x->level;
+	uint8_t *st = &d->state[b], bgen = d->gen[b];
+
+	if (!gc->gens_ok) {
+		/*
+		 * Alloc nodes unreadable (node pass): gens unknown, mark
+		 * only; the rebuilt alloc btree takes the newest gen of
+		 * the pointers (part of the alloc node's repair).
+		 */
+		uint8_t g;
+
+		if (!gc->s->read_only && bch_fs_rw_bucket_gen(gc->c, dev, b, &g) &&
+		    gen_after(p->ptr.gen, g))
+			bch_fs_rw_set_bucket_gen(gc->c, dev, b, p->ptr.gen);
+		return GK_LIVE;
+	}
+	if (!(*st & B_HAS_KEY)) {
+		if (!(*st & B_GEN_REPORTED) &&
+		    fsck_fix(gc->s, PROB_ptr_gen_missing,
+			     "found ptr with missing gen in alloc btree: device %u bucket %" PRIu64
+			     ", type %s gen %u:\n%s\n(the bucket takes gen %u)",
+			     dev, b, level ? "btree" : "data", p->ptr.gen, gk_what(x), p->ptr.gen) &&
+		    !gc_set_gen(gc, dev, b, p->ptr.gen))
+			fsck_fix_failed(gc->s, PROB_ptr_gen_missing, "the filesystem is not writable");
+		*st |= B_GEN_REPORTED;
+		return *st & B_HAS_KEY ? GK_LIVE : GK_MARK;
+	}
+	if (gen_after(p->ptr.gen, bgen)) {
+		/*
+		 * Newer than its bucket: the bucket takes the pointer's
+		 * gen, unless a live pointer of the bucket's gen was seen:
+		 * then this pointer takes the bucket's (no data is lost
+		 * either way; 30 §6.2 adopts the pointer's gen).
+		 */
+		bool lower = *st & B_LIVE;
+
+		if ((!(*st & B_GEN_REPORTED) || (*st & B_GEN_FIXED)) &&
+		    fsck_fix(gc->s, PROB_ptr_gen_newer,
+			     "%s ptr gen in the future: %u > %u (device %u bucket %" PRIu64 "):\n%s\n(%s %u)",
+			     level ? "btree" : "data", p->ptr.gen, bgen, dev, b, gk_what(x),
+			     !lower ? "the bucket takes gen"
+			     : level ? "the bucket holds other live data: rewriting the node; it keeps gen"
+			     : "the bucket holds other live data: the pointer takes its gen",
+			     lower ? bgen : p->ptr.gen)) {
+			if (lower) {
+				gk_fix(x, i, bgen, PROB_ptr_gen_newer);
+				*st |= B_GEN_FIXED;
+			} else if (!gc_set_gen(gc, dev, b, p->ptr.gen)) {
+				fsck_fix_failed(gc->s, PROB_ptr_gen_newer, "the filesystem is not writable");
+			}
+		}
+		*st |= B_GEN_REPORTED;
+		return *st & B_GEN_FIXED ? GK_LIVE : GK_MARK;
+	}
+	if (gen_after(bgen, p->ptr.gen) && (*st & B_GEN_FIXED) &&
+	    !gc_was_stale(d, b, p->ptr.gen)) {
+		/* stale only by a gen this run gave the bucket: it takes that gen too */
+		gk_fix(x, i, bgen, PROB_ptr_gen_newer);
+		return GK_LIVE;
+	}
+	if (!gen_after(bgen, p->ptr.gen))
+		return GK_LIVE;
+
+	/* Stale: the bucket was reused. Normal for cached data, which was given up. */
+	if (!p->ptr.cached && !level && !(*st & (B_LIVE | B_TYPE_MASK))) {
+		/*
+		 * Nothing live in the bucket so far: decided when every
+		 * pointer was seen (gc_stale_resolve()).
+		 */
+		if (gc->nr_stale == gc->size_stale) {
+			gc->size_stale = gc->size_stale ? 2 * gc->size_stale : 16;
+			gc->stale = xrealloc(gc->stale, gc->size_stale * sizeof(*gc->stale));
+		}
+		gc->stale[gc->nr_stale++] = (struct gc_stale) {
+			.dev = dev, .bucket = b, .gen = p->ptr.gen, .pos = x->k->k.p,
+			.size = x->k->k.size,
+		};
+		x->devs |= 1ULL << dev;
+	} else if (!p->ptr.cached || level) {
+		if (fsck_fix(gc->s, PROB_ptr_gen_stale,
+			     "%s pointer is stale: gen %u, device %u bucket %" PRIu64
+			     " has gen %u (the bucket was reused):\n%s%s",
+			     level ? "btree node" : "dirty data", p->ptr.gen, dev, b, bgen,
+			     gk_what(x), x->act))
+			gk_fix(x, i, PTR_DROP, PROB_ptr_gen_stale);
+		else if (!p->ptr.cached)
+			x->devs |= 1ULL << dev;	/* as found */
+	}
+	return GK_SKIP;
+}
+
+/* Pointer @i of the key: its device and range, its gen, then its bucket marked. */
+static void gc_key_ptr(struct gc_key_ctx *x, unsigned i, const struct gc_ptr *p)
+{
+	struct fsck_gc *gc = x->gc;
+	unsigned dev = p->ptr.dev, type = x->level ? BCH_DATA_BTREE : BCH_DATA_USER;
+	struct gc_dev *d = dev < BCH_FS_MAX_DEVS ? &gc->devs[dev] : NULL;
+	uint64_t sectors = p->sectors, b;
+
+	if (dev >= BCH_FS_MAX_DEVS || dev >= gc->c->nr_devices || !gc->c->devs[dev]) {
+		if (fsck_fix(gc->s, PROB_ptr_dev_missing,
+			     "pointer to device %u, which is not a member:\n%s%s",
+			     dev, gk_what(x), x->act))
+			gk_fix(x, i, PTR_DROP, PROB_ptr_dev_missing);
+		return;
+	}
+	if (!d->present)
+		return;	/* geometry unknown: nothing to judge against */
+	if (p->ptr.offset < (uint64_t)d->first_bucket * d->bucket_size ||
+	    p->ptr.offset >= d->nbuckets * d->bucket_size ||
+	    sectors > d->nbuckets * d->bucket_size - p->ptr.offset) {
+		if (fsck_fix(gc->s, PROB_ptr_past_end,
+			     "pointer to device %u sector %" PRIu64 " (+%" PRIu64 ") outside buckets %u..%" PRIu64 ":\n%s%s",
+			     dev, (uint64_t)p->ptr.offset, sectors, d->first_bucket, d->nbuckets,
+			     gk_what(x), x->act))
+			gk_fix(x, i, PTR_DROP, PROB_ptr_past_end);
+		return;
+	}
+
+	b = p->ptr.offset / d->bucket_size;
+	switch (gc_key_gen(x, i, p, d, b)) {
+	case GK_SKIP:
+		return;
+	case GK_LIVE:
+		d->state[b] |= B_LIVE;
+		break;
+	case GK_MARK:
+		break;
+	}
+	if (mark_bucket(gc, dev, b, type, x->btree_id, x->level, x->k, x->what)) {
+		gk_fix(x, i, PTR_DROP, PROB_bucket_data_type_mismatch);
+		return;
+	}
+	if (p->ptr.cached && !x->level)
+		check_replicas(gc, BCH_DATA_CACHED, 1ULL << dev, x->btree_id, x->level, x->k, x->what);
+	else
+		x->devs |= 1ULL << dev;
+}
+
 static void gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
 {
-	unsigned type = level ? BCH_DATA_BTREE : BCH_DATA_USER;
 	struct gc_ptr ptrs[GC_KEY_MAX_PTRS];
-	int16_t fix[GC_KEY_MAX_PTRS];
 	unsigned i, nr = gc_key_ptrs(gc, level, k, ptrs);
-	uint64_t devs = 0;
-	const char *what = NULL;
-	enum bch_problem drop_prob = PROB_NR;
-	bool rewrite = false;
-	/* what a repair does, for the messages */
-	const char *act = level ? "\n(rewriting the node to new buckets)"
-			 : nr > 1 ? "\n(dropping the pointer)"
-			 : "\n(deleting the extent: it has no other pointer)";
-
-#define WHAT()	(what ?: (what = key_text(gc, btree_id, level, k)))
-/* pointer i is dropped (PTR_DROP) or takes a gen: its node is rewritten */
-#define FIX(_v, _p)	do {						\
-		if (level)						\
-			rewrite = true;					\
-		else							\
-			fix[i] = (_v);					\
-		if (drop_prob == PROB_NR)				\
-			drop_prob = (_p);				\
-	} while (0)
-#define DROP(_p)	FIX(PTR_DROP, _p)
+	struct gc_key_ctx x = {
+		.gc		= gc,
+		.btree_id	= btree_id,
+		.level		= level,
+		.k		= k,
+		.act		= level ? "\n(rewriting the node to new buckets)"
+				: nr > 1 ? "\n(dropping the pointer)"
+				: "\n(deleting the extent: it has no other pointer)",
+		.drop_prob	= PROB_NR,
+	};
 
 	for (i = 0; i < nr; i++)
-		fix[i] = PTR_KEEP;
-	for (i = 0; i < nr; i++) {
-		const struct gc_ptr p = ptrs[i];
-		unsigned dev = p.ptr.dev;
-		struct gc_dev *d = dev < BCH_FS_MAX_DEVS ? &gc->devs[dev] : NULL;
-		uint64_t sectors = p.sectors;
-		uint64_t b;
-		uint8_t *st, bgen;
-
-		if (dev >= BCH_FS_MAX_DEVS || dev >= gc->c->nr_devices || !gc->c->devs[dev]) {
-			if (fsck_fix(gc->s, PROB_ptr_dev_missing,
-				     "pointer to device %u, which is not a member:\n%s%s",
-				     dev, WHAT(), act))
-				DROP(PROB_ptr_dev_missing);
-			continue;
-		}
-		if (!d->present)
-			continue;	/* geometry unknown: nothing to judge against */
-		if (p.ptr.offset < (uint64_t)d->first_bucket * d->bucket_size ||
-		    p.ptr.offset >= d->nbuckets * d->bucket_size ||
-		    sectors > d->nbuckets * d->bucket_size - p.ptr.offset) {
-			if (fsck_fix(gc->s, PROB_ptr_past_end,
-				     "pointer to device %u sector %" PRIu64 " (+%" PRIu64 ") outside buckets %u..%" PRIu64 ":\n%s%s",
-				     dev, (uint64_t)p.ptr.offset, sectors, d->first_bucket, d->nbuckets, WHAT(), act))
-				DROP(PROB_ptr_past_end);
-			continue;
-		}
-
-		b    = p.ptr.offset / d->bucket_size;
-		st   = &d->state[b];
-		bgen = d->gen[b];
-
-		if (!gc->gens_ok) {
-			/*
-			 * Alloc nodes unreadable (node pass): gens unknown, mark
-			 * only; the rebuilt alloc btree takes the newest gen of
-			 * the pointers (part of the alloc node's repair).
-			 */
-			uint8_t g;
-
-			if (!gc->s->read_only && bch_fs_rw_bucket_gen(gc->c, dev, b, &g) &&
-			    gen_after(p.ptr.gen, g))
-				bch_fs_rw_set_bucket_gen(gc->c, dev, b, p.ptr.gen);
-		} else if (!(*st & B_HAS_KEY)) {
-			if (!(*st & B_GEN_REPORTED) &&
-			    fsck_fix(gc->s, PROB_ptr_gen_missing,
-				     "found ptr with missing gen in alloc btree: device %u bucket %" PRIu64
-				     ", type %s gen %u:\n%s\n(the bucket takes gen %u)",
-				     dev, b, level ? "btree" : "data", p.ptr.gen, WHAT(), p.ptr.gen) &&
-			    !gc_set_gen(gc, dev, b, p.ptr.gen))
-				fsck_fix_failed(gc->s, PROB_ptr_gen_missing, "the filesystem is not writable");
-			*st |= B_GEN_REPORTED;
-			if (!(*st & B_HAS_KEY))
-				goto mark;
-		} else if (gen_after(p.ptr.gen, bgen)) {
-			/*
-			 * Newer than its bucket: the bucket takes the pointer's
-			 * gen, unless a live pointer of the bucket's gen was seen:
-			 * then this pointer takes the bucket's (no data is lost
-			 * either way; 30 §6.2 adopts the pointer's gen).
-			 */
-			bool lower = *st & B_LIVE;
-
-			if ((!(*st & B_GEN_REPORTED) || (*st & B_GEN_FIXED)) &&
-			    fsck_fix(gc->s, PROB_ptr_gen_newer,
-				     "%s ptr gen in the future: %u > %u (device %u bucket %" PRIu64 "):\n%s\n(%s %u)",
-				     level ? "btree" : "data", p.ptr.gen, bgen, dev, b, WHAT(),
-				     !lower ? "the bucket takes gen"
-				     : level ? "the bucket holds other live data: rewriting the node; it keeps gen"
-				     : "the bucket holds other live data: the pointer takes its gen",
-				     lower ? bgen : p.ptr.gen)) {
-				if (lower) {
-					FIX(bgen, PROB_ptr_gen_newer);
-					*st |= B_GEN_FIXED;
-				} else if (!gc_set_gen(gc, dev, b, p.ptr.gen)) {
-					fsck_fix_failed(gc->s, PROB_ptr_gen_newer, "the filesystem is not writable");
-				}
-			}
-			*st |= B_GEN_REPORTED;
-			if (!(*st & B_GEN_FIXED))
-				goto mark;
-		} else if (gen_after(bgen, p.ptr.gen) && (*st & B_GEN_FIXED) &&
-			   !gc_was_stale(d, b, p.ptr.gen)) {
-			/* stale only by a gen this run gave the bucket: it takes that gen too */
-			FIX(bgen, PROB_ptr_gen_newer);
-		} else if (gen_after(bgen, p.ptr.gen)) {
-			/* Stale: the bucket was reused. Normal for cached data, which was given up. */
-			if (!p.ptr.cached && !level && !(*st & (B_LIVE | B_TYPE_MASK))) {
-				/*
-				 * Nothing live in the bucket so far: decided when every
-				 * pointer was seen (gc_stale_resolve()).
-				 */
-				if (gc->nr_stale == gc->size_stale) {
-					gc->size_stale = gc->size_stale ? 2 * gc->size_stale : 16;
-					gc->stale = xrealloc(gc->stale, gc->size_stale * sizeof(*gc->stale));
-				}
-				gc->stale[gc->nr_stale++] = (struct gc_stale) {
-					.dev = dev, .bucket = b, .gen = p.ptr.gen, .pos = k->k.p,
-					.size = k->k.size,
-				};
-				devs |= 1ULL << dev;
-			} else if (!p.ptr.cached || level) {
-				if (fsck_fix(gc->s, PROB_ptr_gen_stale,
-					     "%s pointer is stale: gen %u, device %u bucket %" PRIu64
-					     " has gen %u (the bucket was reused):\n%s%s",
-					     level ? "btree node" : "dirty data", p.ptr.gen, dev, b, bgen, WHAT(), act))
-					DROP(PROB_ptr_gen_stale);
-				else if (!p.ptr.cached)
-					devs |= 1ULL << dev;	/* as found */
-			}
-			continue;	/* not marked */
-		}
-		*st |= B_LIVE;
-mark:
-		if (mark_bucket(gc, dev, b, type, btree_id, level, k, what)) {
-			DROP(PROB_bucket_data_type_mismatch);
-			continue;
-		}
-		if (p.ptr.cached && !level)
-			check_replicas(gc, BCH_DATA_CACHED, 1ULL << dev, btree_id, level, k, what);
-		else
-			devs |= 1ULL << dev;
-	}
+		x.fix[i] = PTR_KEEP;
+	for (i = 0; i < nr; i++)
+		gc_key_ptr(&x, i, &ptrs[i]);
 	/* an invalid entry ended the pointers: reported by the key pass; those before it were checked */
-	check_replicas(gc, type, devs, btree_id, level, k, what);
-	if (drop_prob != PROB_NR) {
-		if (rewrite)
+	check_replicas(gc, level ? BCH_DATA_BTREE : BCH_DATA_USER, x.devs, btree_id, level, k, x.what);
+	if (x.drop_prob != PROB_NR) {
+		if (x.rewrite)
 			gc_rewrite_node(gc, btree_id, level, k);
 		else
-			gc_fix_ptrs(gc, k, fix, drop_prob);
+			gc_fix_ptrs(gc, k, x.fix, x.drop_prob);
 	}
-#undef DROP
-#undef FIX
-#undef WHAT
 }
 
 static int gc_visit_node(void *arg, const struct btree_node_visit *v)
