@@ -213,6 +213,9 @@ int cmd_parse(const struct cmd_def *def, void *opts, int argc, char *argv[])
 		return optind;
 	}
 	nr_args = (unsigned)(argc - optind);
+	if (def->no_args && nr_args)
+		cmd_usage_error(NULL, "unexpected argument '%s'%s", argv[optind],
+				def->too_many_msg ?: "");
 	if (nr_args < def->min_args)
 		cmd_usage_error(NULL, "%s", def->no_args_msg ?: "missing argument");
 	if (def->max_args && nr_args > def->max_args)

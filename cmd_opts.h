@@ -109,7 +109,8 @@ struct cmd_def {
 	const struct cmd_opt	*opts;		/* ends with { 0 } */
 	const char		*footer;	/* after the options, or NULL */
 	unsigned		min_args;	/* arguments after the options */
-	unsigned		max_args;	/* 0: no limit */
+	unsigned		max_args;	/* 0: no limit (unless no_args) */
+	bool			no_args;	/* none at all: "unexpected argument 'X'" + too_many_msg */
 	const char		*no_args_msg;	/* usage error when fewer (default "missing argument") */
 	const char		*too_many_msg;	/* usage error when more (default "too many arguments") */
 	enum cmd_needs		needs;
