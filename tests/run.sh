@@ -17,7 +17,8 @@
 # "FAIL name ..." and the tail of its log); then the line
 # "N passed, N failed, N skipped" and the wall time.
 # A GLOB matches names such as fsck/test_fsck_scan or unit/test_bkey, or
-# their last part; no GLOB: every test.
+# their last part; !GLOB leaves out what it matches; no GLOB (or only !GLOBs):
+# every test.
 # TEST_DURATIONS_OUT=FILE writes "name seconds cpu-seconds" of every test
 # run to FILE (a full run's: the new tests/durations.txt).
 # $TEST_CACHE: where unzst (tests/lib.sh) keeps decompressed images for
@@ -39,12 +40,17 @@ done
 shift $((OPTIND - 1))
 case $jobs in ''|*[!0-9]*|0) echo "run.sh: -j wants a number, not '$jobs'" >&2; exit 16;; esac
 [ $# -gt 0 ] || set -- '*'
-# match NAME: true when NAME is selected
+# match GLOB...: true when $name is selected
 match() {
+	_in=0 _any=0
 	for _g in "$@"; do
-		case "$name" in $_g|*/$_g) return 0;; esac
+		case $_g in
+		!*)	case "$name" in ${_g#!}|*/${_g#!}) return 1;; esac;;
+		*)	_any=1
+			case "$name" in $_g|*/$_g) _in=1;; esac;;
+		esac
 	done
-	return 1
+	[ $_in = 1 ] || [ $_any = 0 ]
 }
 durations=${TEST_DURATIONS:-$top/tests/durations.txt}
 pass=0 fail=0 skip=0 failed=""
