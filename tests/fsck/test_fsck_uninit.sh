@@ -22,7 +22,7 @@ for cm in a_default_20M:-y a_default_20M:-p e1_2dev:-y c1_encrypted:-p; do
 		imgs=""
 		for f in "$GOLDEN/$c"/dev*.fmt.img.zst; do
 			o=$d/$(basename "${f%.fmt.img.zst}").img
-			zstd -qdf --sparse "$f" -o "$o"
+			unzst "$f" "$o"
 			imgs="$imgs $o"
 		done
 		pass=$(golden_pass_opts "$c")

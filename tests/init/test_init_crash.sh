@@ -21,7 +21,7 @@ check_case() {
 	src=""
 	for f in "$GOLDEN/$c"/dev*.fmt.img.zst; do
 		o=$WORK/$c/$(basename "${f%.zst}")
-		zstd -qd --sparse "$f" -o "$o"
+		unzst "$f" "$o"
 		src="$src $o"
 	done
 	n=0

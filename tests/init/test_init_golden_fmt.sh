@@ -36,7 +36,7 @@ for c in $cases; do
 	for f in $fmts; do
 		o=$WORK/$c/$(basename "${f%.fmt.img.zst}").img
 		mkdir -p "$WORK/$c"
-		zstd -qd --sparse "$f" -o "$o"
+		unzst "$f" "$o"
 		imgs="$imgs $o"
 	done
 	pass=$(golden_pass_opts "$c")

@@ -6,9 +6,10 @@
 # does not use (a bad seq before valid entries of its bucket, a bad last_seq
 # before the replay window) are not reported as problems.
 set -e
+. "$TESTDIR/../lib.sh"
 
 fail() { echo "FAIL: $*"; exit 1; }
-img() { zstd -qd --sparse -f "$GOLDEN/$1" -o "$WORK/$2"; }
+img() { unzst "$GOLDEN/$1" "$WORK/$2"; }
 # Every run must end with a status below 128 and no sanitizer report.
 run() {
 	set +e

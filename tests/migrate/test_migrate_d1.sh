@@ -13,7 +13,7 @@ migrate_setup e2fsck filefrag
 B=$BCACHEFS
 G=$GOLDEN/d1_migrate_ext4_1G
 img=$WORK/d1.img
-zstd -qd --sparse "$G/migrated-layout7.img.zst" -o "$img" || fail "zstd"
+unzst "$G/migrated-layout7.img.zst" "$img" || fail "zstd"
 
 # ours on the 2018 result: refused, nothing written
 cp --sparse=always "$img" "$WORK/d1-2018.img"
