@@ -59,6 +59,8 @@ struct printbuf;
  * before (dump of a mounted filesystem). Root only.
  */
 #define BCH_CTL_JOURNAL_FLUSH	_IO(0xbd, 3)
+/* The space accounting: lines of bch_fs_usage_space() (admin.h). */
+#define BCH_CTL_SPACE		_IO(0xbd, 8)
 
 struct bch_ctl_req_hdr {
 	uint32_t	magic;

@@ -107,6 +107,15 @@ struct bch_fs {
 	unsigned long		member_changes;
 
 	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
+	/*
+	 * Inodes in use (statfs, df -i): counted once at the first statfs,
+	 * then kept by the operations that create and delete inodes
+	 * (fsops.c); inodes_removing counts the deletions of the transaction
+	 * being built.
+	 */
+	uint64_t		nr_inodes;
+	bool			nr_inodes_known;
+	unsigned		inodes_removing;
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;
