@@ -60,6 +60,14 @@ struct bch_fs_opts {
 	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */
 	int			verbose;
 	struct fsck_state	*fsck;		/* where problems found while reading go (NULL: counted only) */
+	/*
+	 * Mount options over the filesystem's defaults for new data (an
+	 * inode's own options still win; io_write.c): option + 1, 0 = the
+	 * superblock's.
+	 */
+	unsigned		data_checksum;	/* enum bch_csum_opt + 1 */
+	unsigned		compression;	/* enum bch_compression_opt + 1 */
+	unsigned		data_replicas;	/* copies + 1 */
 };
 
 struct bch_fs {
