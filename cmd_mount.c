@@ -70,7 +70,8 @@ const char cmd_mount_usage[] =
 "                                sb=N      the superblock copy at sector N (the\n"
 "                                          line migrate prints; found anyway)\n"
 "                                nochanges the same as ro\n"
-"                                norecovery  do not replay the journal (with ro)\n"
+"                                norecovery  with ro: the journal is read\n"
+"                                          into memory only (as ro does)\n"
 "                                errors=remount-ro  stop writing after an\n"
 "                                          error (what this mount does)\n"
 "                                compression=none|lz4|gzip|zstd,\n"
@@ -373,12 +374,14 @@ int cmd_mount(int argc, char *argv[])
 	}
 	if (argc - optind != 2)
 		cmd_usage_error(cmd_mount_usage, "need DEVICE[:DEVICE...] and MOUNTPOINT");
-	if (mo.norecovery) {
-		if (!fo.read_only)
-			cmd_usage_error(cmd_mount_usage, "-o norecovery: the journal is not replayed, "
-					"so the mount must be read-only: add -o ro");
-		fo.no_journal = true;
-	}
+	/*
+	 * norecovery: nothing of the journal written back. The journal holds
+	 * the btree roots (spec 20), so it is still read, into memory only:
+	 * what a read-only mount does anyway.
+	 */
+	if (mo.norecovery && !fo.read_only)
+		cmd_usage_error(cmd_mount_usage, "-o norecovery: the journal is not written back, "
+				"so the mount must be read-only: add -o ro");
 	devlist = xstrdup(argv[optind]);
 	mountpoint = argv[optind + 1];
 	/* absolute: the daemon changes to "/" and unmounts by this name */
