@@ -514,8 +514,7 @@ static struct bch_sb *usage_sb(struct bch_handle *h)
 			return buf;
 		free(buf);
 		if (!ret) {
-			fprintf(stderr, "bcachefs: the superblock read back is malformed\n");
-			exit(EXIT_FAIL);
+			online_die("the superblock read back is malformed");
 		}
 		if (ret == -ERANGE && size < (64U << 20)) {
 			size *= 2;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ struct bch_handle *online_open(const char *arg, unsigned flags)
 	struct bch_handle *h;
 
 	if (bch_handle_open(arg, flags, &h, &err))
-		die("%s", printbuf_str(&err));
+		online_die("%s", printbuf_str(&err));
 	printbuf_exit(&err);
 	return h;
 }
@@ -38,7 +39,7 @@ struct bch_handle *online_open_dev(const char *dev, const char *fs_devs, unsigne
 	struct bch_handle *h;
 
 	if (bch_handle_open_dev(dev, fs_devs, flags, &h, idx, &err))
-		die("%s", printbuf_str(&err));
+		online_die("%s", printbuf_str(&err));
 	printbuf_exit(&err);
 	return h;
 }
@@ -48,8 +49,23 @@ void online_close(struct bch_handle *h)
 	struct printbuf err = PRINTBUF;
 
 	if (bch_handle_close(h, &err))
-		die("writing the filesystem out failed: %s", printbuf_str(&err));
+		online_die("writing the filesystem out failed: %s", printbuf_str(&err));
 	printbuf_exit(&err);
+}
+
+bool online_verbose;
+
+noreturn void online_die(const char *fmt, ...)
+{
+	va_list args;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", bch_cmd_name);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fputc('\n', stderr);
+	exit(EXIT_FAIL);
 }
 
 void online_ioctl_err(struct bch_handle *h, const char *name, long ret)
@@ -60,9 +76,12 @@ void online_ioctl_err(struct bch_handle *h, const char *name, long ret)
 	while (n && why[n - 1] == '\n')
 		n--;
 	fflush(stdout);
-	fprintf(stderr, "%s ioctl error: %s\n", name, strerror((int)-ret));
+	if (online_verbose)
+		fprintf(stderr, "%s ioctl error: %s\n", name, strerror((int)-ret));
 	if (n)
-		fprintf(stderr, "bcachefs: %.*s\n", (int)n, why);
+		fprintf(stderr, "%s: %.*s\n", bch_cmd_name, (int)n, why);
+	else
+		fprintf(stderr, "%s: %s\n", bch_cmd_name, strerror((int)-ret));
 }
 
 struct bch_sb *online_read_super(struct bch_handle *h)
@@ -78,7 +97,7 @@ struct bch_sb *online_read_super(struct bch_handle *h)
 			return buf;
 		free(buf);
 		if (!ret)
-			die("the superblock read back is malformed");
+			online_die("the superblock read back is malformed");
 		if (ret != -ERANGE || size > (64U << 20)) {
 			online_ioctl_err(h, "BCH_IOCTL_READ_SUPER", ret);
 			exit(EXIT_FAIL);
@@ -158,8 +177,8 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		if (n < 0) {
 			if (n == -EINTR)
 				continue;
-			fprintf(stderr, "%sbcachefs: %s: lost the job (%s): the mount went away?\n",
-				tty ? "\n" : "", what, strerror((int)-n));
+			fprintf(stderr, "%s%s: lost the job (%s): the mount went away?\n",
+				tty ? "\n" : "", bch_cmd_name, strerror((int)-n));
 			code = EXIT_FAIL;
 			goto out;
 		}
@@ -207,7 +226,7 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		goto out;
 	}
 	if (n < 0) {
-		fprintf(stderr, "bcachefs: %s: cannot read the job's result: %s\n", what,
+		fprintf(stderr, "%s: cannot read the job's result: %s\n", bch_cmd_name,
 			strerror((int)-n));
 		code = EXIT_FAIL;
 		goto out;
@@ -215,7 +234,7 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 	if (report.pos)
 		fputs(printbuf_str(&report), r.ret || r.errors ? stderr : stdout);
 	if (r.ret) {
-		fprintf(stderr, "bcachefs: %s failed: %s\n", what, strerror(-r.ret));
+		fprintf(stderr, "%s: %s failed: %s\n", bch_cmd_name, what, strerror(-r.ret));
 		code = EXIT_FAIL;
 	} else {
 		printf("%s: done, %" PRIu64 " extents (%" PRIu64 " sectors) written in %.1f s",
