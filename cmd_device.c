@@ -302,11 +302,10 @@ FS_HELP
 "Options:\n"
 "  -f, --force              remove even if data is lost or left with fewer\n"
 "                           copies than wanted (what could not be moved)\n"
-"      --force-metadata     also if metadata is lost (refused: not supported)\n"
 "      --by-index           the device is the member index IDX of FILESYSTEM\n"
 "                           (for a member whose device is gone)\n"
 "      --no-evacuate        do not move data first: only drop the device's\n"
-"                           copies (spec 50 §7.3, the 2018 behaviour)\n"
+"                           copies (what the 2018 tool did)\n"
 "      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
 "  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";

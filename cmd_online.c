@@ -150,6 +150,30 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * What the job did, in its own units: a scrub verifies (and repairs
+ * copies), the other jobs copy extents. A resumed job counts this run.
+ */
+static void job_summary(const struct bch_job_result *r, const char *what, double secs)
+{
+	struct printbuf size = PRINTBUF;
+	bool scrub = strstr(what, "scrub") != NULL;
+	uint64_t extents = scrub ? r->extents_seen : r->extents_moved;
+
+	pr_human_sectors(&size, (int64_t)(scrub ? r->sectors_seen : r->sectors_moved));
+	printf("%s: done in %.1f s", what, secs);
+	if (r->resumed)
+		printf(" (went on from a stopped run)");
+	printf(": %" PRIu64 " extent%s (%s) %s", extents, extents == 1 ? "" : "s",
+	       printbuf_str(&size), scrub ? "verified" : "copied");
+	if (r->repaired)
+		printf(", %" PRIu64 " bad cop%s rewritten", r->repaired, r->repaired == 1 ? "y" : "ies");
+	if (r->errors)
+		printf(", %" PRIu64 " problem%s not repaired", r->errors, r->errors == 1 ? "" : "s");
+	printf("\n");
+	printbuf_exit(&size);
+}
+
 int online_job_run(struct bch_handle *h, int fd, const char *what)
 {
 	struct sigaction sa = { .sa_handler = job_sigint }, old_int, old_term;
@@ -215,7 +239,7 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		pr_position(&line, &last.p);
 		close(fd);
 		fd = -1;
-		printf("%s: stopped at %s (%u%%); run it again to finish\n", what,
+		printf("%s: stopped at %s (%u%%); run it again to go on from there\n", what,
 		       printbuf_str(&line), pct(&last.p));
 		code = 130;
 		goto out;
@@ -237,13 +261,7 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		fprintf(stderr, "%s: %s failed: %s\n", bch_cmd_name, what, strerror(-r.ret));
 		code = EXIT_FAIL;
 	} else {
-		printf("%s: done, %" PRIu64 " extents (%" PRIu64 " sectors) written in %.1f s",
-		       what, r.extents_moved, r.sectors_moved, now_s() - t0);
-		if (r.repaired)
-			printf(", %" PRIu64 " repaired", r.repaired);
-		if (r.errors)
-			printf(", %" PRIu64 " problems not repaired", r.errors);
-		printf("\n");
+		job_summary(&r, what, now_s() - t0);
 		if (r.errors)
 			code = EXIT_FAIL;
 	}

@@ -74,5 +74,9 @@ refused fsu "not a bcachefs filesystem" "$B" fs usage "$WORK"
 CMD="data scrub"
 refused scrub "not a bcachefs filesystem" "$B" data scrub "$WORK"
 unmount_fg m
+
+# device remove --help: no internal document, no option that is always refused
+"$B" device remove --help > "$WORK/rmhelp.out" 2>&1 || fail "device remove --help"
+grep -q "spec\|force-metadata" "$WORK/rmhelp.out" && { cat "$WORK/rmhelp.out"; fail "device remove --help"; }
 fsck_clean final "$a" "$WORK/big.img"
 echo "minimum device size: $min"
