@@ -725,16 +725,6 @@ int cmd_device_resize(int argc, char *argv[])
 	m = sb_member(sb, t.idx);
 	arg.dev = t.idx;
 	arg.nbuckets = (size >> 9) / le16_to_cpu(m->bucket_size);
-	if (arg.nbuckets < le16_to_cpu(m->first_bucket) + (uint64_t)BCH_MIN_NR_NBUCKETS) {
-		struct printbuf need = PRINTBUF;
-
-		pr_human_sectors(&need, (int64_t)((le16_to_cpu(m->first_bucket) + BCH_MIN_NR_NBUCKETS) *
-						  (uint64_t)le16_to_cpu(m->bucket_size)));
-		online_die("%s: %" PRIu64 " buckets is too small; a member needs at least %s (%u buckets "
-			   "of its bucket size after the superblock); nothing changed", dev,
-			   (uint64_t)arg.nbuckets, printbuf_str(&need),
-			   BCH_MIN_NR_NBUCKETS + le16_to_cpu(m->first_bucket));
-	}
 	do_ioctl(t.h, BCH_IOCTL_DISK_RESIZE, &arg, "BCH_IOCTL_DISK_RESIZE");
 	printf("resized %s to %" PRIu64 " buckets\n", dev, (uint64_t)arg.nbuckets);
 	free(sb);

@@ -167,7 +167,7 @@ static void job_summary(const struct bch_job_result *r, const char *what, double
 	printf(": %" PRIu64 " extent%s (%s) %s", extents, extents == 1 ? "" : "s",
 	       printbuf_str(&size), scrub ? "verified" : "copied");
 	if (r->repaired)
-		printf(", %" PRIu64 " bad cop%s rewritten", r->repaired, r->repaired == 1 ? "y" : "ies");
+		printf(", %" PRIu64 " repaired", r->repaired);
 	if (r->errors)
 		printf(", %" PRIu64 " problem%s not repaired", r->errors, r->errors == 1 ? "" : "s");
 	printf("\n");

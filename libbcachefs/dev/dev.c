@@ -536,6 +536,7 @@ int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset
 	if (fault >= 0 && dev_nr_writes >= (unsigned long)fault)
 		return -EIO;
 	dev_nr_writes++;
+	atomic_store(&d->unflushed, true);
 	while (len) {
 		ssize_t r = pwrite(d->fd, p, len, offset);
 		if (r < 0) {
@@ -566,15 +567,28 @@ int dev_flush(struct bch_devio *d)
 
 	if (!d->rw || wlog.skip_flush)
 		return 0;
-	if (wlog.fd < 0)
-		return fdatasync(d->fd) ? -errno : 0;
+	/* cleared first: a write racing with the flush marks it again */
+	atomic_store(&d->unflushed, false);
+	if (wlog.fd < 0) {
+		ret = fdatasync(d->fd) ? -errno : 0;
+		if (ret)
+			atomic_store(&d->unflushed, true);
+		return ret;
+	}
 
 	pthread_mutex_lock(&wlog.lock);
 	ret = fdatasync(d->fd) ? -errno : 0;
+	if (ret)
+		atomic_store(&d->unflushed, true);
 	if (!ret)
 		ret = wlog_append(DEV_LOG_FLUSH, d->log_dev, 0, NULL, 0);
 	pthread_mutex_unlock(&wlog.lock);
 	return ret;
+}
+
+bool dev_unflushed(struct bch_devio *d)
+{
+	return d->rw && atomic_load(&d->unflushed);
 }
 
 int dev_next_data(struct bch_devio *d, uint64_t offset, uint64_t *start, uint64_t *end)
