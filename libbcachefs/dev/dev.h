@@ -111,6 +111,18 @@ int dev_flush(struct bch_devio *d);
  */
 bool dev_unflushed(struct bch_devio *d);
 /*
+ * A region about to be written (a bucket just taken) of an image file:
+ * written blocks for it now. Writing into a hole makes the host filesystem
+ * allocate, and the next flush then waits for the host's journal (~10 ms
+ * a flush instead of ~0.1 ms for an overwrite; into fallocated, unwritten
+ * blocks ~2 ms): fsync-heavy applications pay that at every commit.
+ * @zero: zeros written over it unless it is all written blocks already
+ * (once per bucket of the image: later uses overwrite); otherwise only
+ * fallocate. Nothing on a block device; failures are ignored (the write
+ * itself reports a full host).
+ */
+void dev_prealloc(struct bch_devio *d, uint64_t offset, uint64_t len, bool zero);
+/*
  * The first range of @d at or after byte @offset that may hold data:
  * [*@start, *@end). Holes of a sparse image file are skipped
  * (SEEK_DATA/SEEK_HOLE); a block device, or a filesystem that cannot

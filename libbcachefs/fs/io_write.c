@@ -407,6 +407,10 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 			s->open = true;
 			s->used = 0;
 			s->bucket_size = a->devs[dev]->bucket_size;
+			/* its blocks now: fsync's flushes then wait for no host allocation */
+			if (c->devs[dev] && c->devs[dev]->io)
+				dev_prealloc(c->devs[dev]->io, s->bucket * s->bucket_size << 9,
+					     (uint64_t)s->bucket_size << 9, true);
 		}
 		if (!s->open)
 			break;

@@ -382,6 +382,9 @@ int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b
 		d->have_cursor = true;
 		d->cursor = d->buckets[d->cur_idx] * d->bucket_size;
 		d->sectors_free = d->bucket_size;
+		/* an image file: the bucket's blocks before the entries (dev_prealloc()) */
+		dev_prealloc(c->devs[i]->io, d->cursor << BCH_SECTOR_SHIFT,
+			     (uint64_t)d->bucket_size << BCH_SECTOR_SHIFT, true);
 		chosen |= 1ULL << i;
 		replicas += d->durability;
 	}
