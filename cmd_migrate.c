@@ -106,7 +106,7 @@ static void dry_run_report(const struct bch_migrate *m)
 		       c->nr_unaligned);
 }
 
-/* fsck -n of the new filesystem, by this same program */
+/* fsck -n -f of the new filesystem (a full check: it was just marked clean), by this same program */
 static int run_fsck(const char *dev, const char *passphrase, size_t len)
 {
 	char fdpath[64];
@@ -127,10 +127,10 @@ static int run_fsck(const char *dev, const char *passphrase, size_t len)
 		return -errno;
 	if (!pid) {
 		if (memfd >= 0)
-			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "--passphrase-file", fdpath,
+			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "-f", "--passphrase-file", fdpath,
 			      dev, (char *)NULL);
 		else
-			execl("/proc/self/exe", "bcachefs", "fsck", "-n", dev, (char *)NULL);
+			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "-f", dev, (char *)NULL);
 		_exit(8);
 	}
 	if (memfd >= 0)

@@ -16,6 +16,18 @@
 #define OPT_LONG_BASE	256	/* getopt values of long-only options: base + index */
 #define OPTS_MAX	64
 
+static char typed[80];
+
+const char *cmd_opt_typed(void)
+{
+	return typed;
+}
+
+static bool is_opt(const struct cmd_opt *o)
+{
+	return o->type != OPT_SECTION;
+}
+
 static unsigned nr_opts(const struct cmd_opt *o)
 {
 	unsigned n = 0;
@@ -41,6 +53,7 @@ static void opt_spec(struct printbuf *out, const struct cmd_opt *o)
 void cmd_usage_to_text(struct printbuf *out, const struct cmd_def *def)
 {
 	unsigned col = def->help_col ?: 25;
+	bool first = true;
 
 	pr_buf(out, "Usage: bcachefs %s [OPTION]...%s%s\n%s\n", def->name,
 	       def->args ? " " : "", def->args ?: "", def->about);
@@ -53,6 +66,12 @@ void cmd_usage_to_text(struct printbuf *out, const struct cmd_def *def)
 
 		if (o->hidden)
 			continue;
+		if (!is_opt(o)) {
+			pr_buf(out, "%s%s\n", first ? "" : "\n", o->help);
+			first = false;
+			continue;
+		}
+		first = false;
 		opt_spec(&spec, o);
 		pr_str(out, printbuf_str(&spec));
 		/* the help on the same line, at its column or two spaces after */
@@ -107,11 +126,26 @@ static void take(const struct cmd_def *def, const struct cmd_opt *o, void *opts,
 		if (o->fn(opts, arg, &why))
 			cmd_usage_error(NULL, "%s", why.pos ? printbuf_str(&why) : "bad option value");
 		break;
+	case OPT_PARSE:
+		if (o->parse(typed, arg, (unsigned *)field, &why))
+			cmd_usage_error(NULL, "%s", why.pos ? printbuf_str(&why) : "bad option value");
+		break;
+	case OPT_SECTION:
+		break;
 	case OPT_HELP:
 		print_help(def);
 	case OPT_VERSION:
 		cmd_print_version();
 	}
+	printbuf_exit(&why);
+}
+
+static void arg_in_order(const struct cmd_def *def, void *opts, const char *arg)
+{
+	struct printbuf why = PRINTBUF;
+
+	if (def->arg_fn(opts, arg, &why))
+		cmd_usage_error(NULL, "%s", why.pos ? printbuf_str(&why) : "bad argument");
 	printbuf_exit(&why);
 }
 
@@ -121,14 +155,18 @@ int cmd_parse(const struct cmd_def *def, void *opts, int argc, char *argv[])
 	struct option longopts[OPTS_MAX + 1];
 	char shorts[3 * OPTS_MAX + 2], *s = shorts;
 	unsigned nl = 0;
-	int opt;
+	int opt, longidx;
 
 	if (n > OPTS_MAX)
 		die("%s: too many options in its table", def->name);
+	if (def->arg_fn)
+		*s++ = '-';	/* arguments in order, as option 1 */
 	*s++ = ':';	/* getopt says nothing: cmd_bad_option() does */
 	for (unsigned i = 0; i < n; i++) {
 		const struct cmd_opt *o = &def->opts[i];
 
+		if (!is_opt(o))
+			continue;
 		if (o->short_name) {
 			*s++ = o->short_name;
 			if (o->arg)
@@ -145,9 +183,19 @@ int cmd_parse(const struct cmd_def *def, void *opts, int argc, char *argv[])
 	longopts[nl] = (struct option) { 0 };
 
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
+	optind = 1;
+	while (longidx = -1,
+	       (opt = getopt_long(argc, argv, shorts, longopts, &longidx)) != -1) {
 		const struct cmd_opt *o = NULL;
 
+		if (opt == 1) {		/* an argument, in order (def->arg_fn) */
+			arg_in_order(def, opts, optarg);
+			continue;
+		}
+		if (longidx >= 0)
+			snprintf(typed, sizeof(typed), "--%s", longopts[longidx].name);
+		else
+			snprintf(typed, sizeof(typed), "-%c", opt);
 		if (opt >= OPT_LONG_BASE && opt < OPT_LONG_BASE + (int)n)
 			o = &def->opts[opt - OPT_LONG_BASE];
 		else if (opt != '?' && opt != ':')
@@ -159,6 +207,11 @@ int cmd_parse(const struct cmd_def *def, void *opts, int argc, char *argv[])
 		take(def, o, opts, optarg);
 	}
 
+	if (def->arg_fn) {	/* words after "--" are arguments too */
+		for (; optind < argc; optind++)
+			arg_in_order(def, opts, argv[optind]);
+		return optind;
+	}
 	nr_args = (unsigned)(argc - optind);
 	if (nr_args < def->min_args)
 		cmd_usage_error(NULL, "%s", def->no_args_msg ?: "missing argument");

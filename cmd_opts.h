@@ -34,6 +34,8 @@ enum cmd_opt_type {
 	OPT_COUNT,	/* int at @off: one more each time (-v -v) */
 	OPT_STR,	/* const char * at @off: the value */
 	OPT_FN,		/* @fn parses the value (or is called with NULL for a flag) */
+	OPT_PARSE,	/* @parse(typed name, value, unsigned at @off) */
+	OPT_SECTION,	/* not an option: a heading of --help (@help) */
 	OPT_HELP,	/* print --help, exit 0 */
 	OPT_VERSION,	/* print the version, exit 0 */
 };
@@ -51,6 +53,9 @@ struct cmd_opt {
 	 * error, the reason in @why ("bad btree 'x'").
 	 */
 	int		(*fn)(void *opts, const char *arg, struct printbuf *why);
+	/* OPT_PARSE: the library's parser of this kind of value (mkfs.h's) */
+	int		(*parse)(const char *opt, const char *arg, unsigned *ret,
+				 struct printbuf *why);
 	bool		hidden;		/* accepted (another spelling), not listed by --help */
 };
 
@@ -67,6 +72,11 @@ struct cmd_opt {
 #define CMD_OPT_FN(_s, _l, _arg, _help, _fn)				\
 	{ .short_name = _s, .name = _l, .arg = _arg, .help = _help,	\
 	  .type = OPT_FN, .fn = _fn }
+#define CMD_OPT_PARSE(_s, _l, _arg, _help, _parse, _T, _f)		\
+	{ .short_name = _s, .name = _l, .arg = _arg, .help = _help,	\
+	  .type = OPT_PARSE, .parse = _parse, .off = offsetof(_T, _f) }
+#define CMD_OPT_SECTION(_heading)					\
+	{ .name = "", .help = _heading, .type = OPT_SECTION }
 #define CMD_OPT_HELP							\
 	{ .short_name = 'h', .name = "help",				\
 	  .help = "display this help and exit", .type = OPT_HELP }
@@ -103,6 +113,11 @@ struct cmd_def {
 	const char		*no_args_msg;	/* usage error when fewer (default "missing argument") */
 	const char		*too_many_msg;	/* usage error when more (default "too many arguments") */
 	enum cmd_needs		needs;
+	/*
+	 * Arguments handed over in order, between the options (format: device
+	 * options apply to the devices after them), instead of left at the end.
+	 */
+	int			(*arg_fn)(void *opts, const char *arg, struct printbuf *why);
 	unsigned		help_col;	/* column of the help text (default 25) */
 };
 
@@ -113,6 +128,9 @@ struct cmd_def {
  * Returns the index of the first argument.
  */
 int cmd_parse(const struct cmd_def *def, void *opts, int argc, char *argv[]);
+
+/* The option being parsed as the user typed it ("--block_size", "-b"), for messages. */
+const char *cmd_opt_typed(void);
 
 /* The --help text of @def. */
 void cmd_usage_to_text(struct printbuf *out, const struct cmd_def *def);

@@ -76,7 +76,7 @@ rc=0
 grep -q 'invalid checksum' err
 
 # The inodes root pointer (kept in the journal) has a damaged position that
-# ends before POS_MAX (an image from the read-path fuzzer): list and fsck -n
+# ends before POS_MAX (an image from the read-path fuzzer): list and fsck -f -n
 # report the node and finish, instead of loading the same leaf forever.
 zstd -qd --sparse "$TESTDIR/root-ptr-pos.img.zst" -o rp.img
 rc=0
@@ -84,8 +84,8 @@ timeout 60 "$BCACHEFS" list -b inodes rp.img > /dev/null 2> err || rc=$?
 [ $rc = 1 ] || { echo "list on a damaged root pointer: exit $rc"; exit 1; }
 grep -q 'incorrect max key' err
 rc=0
-timeout 60 "$BCACHEFS" fsck -n rp.img > out 2>&1 || rc=$?
-[ $rc = 4 ] || { echo "fsck -n on a damaged root pointer: exit $rc"; exit 1; }
+timeout 60 "$BCACHEFS" fsck -f -n rp.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { echo "fsck -f -n on a damaged root pointer: exit $rc"; exit 1; }
 
 # The same for the extents btree, whose iterator searches after the
 # position: a root pointer damaged to a key below POS_MAX whose node cannot
@@ -97,5 +97,5 @@ timeout 60 "$BCACHEFS" list -b extents ep.img > /dev/null 2> err || rc=$?
 [ $rc = 1 ] || { echo "list on a damaged extents root pointer: exit $rc"; exit 1; }
 grep -q 'device missing' err
 rc=0
-timeout 60 "$BCACHEFS" fsck -n ep.img > out 2>&1 || rc=$?
-[ $rc = 4 ] || { echo "fsck -n on a damaged extents root pointer: exit $rc"; exit 1; }
+timeout 60 "$BCACHEFS" fsck -f -n ep.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { echo "fsck -f -n on a damaged extents root pointer: exit $rc"; exit 1; }

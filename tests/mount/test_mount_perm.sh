@@ -35,4 +35,4 @@ setpriv --reuid=65534 --regid=65534 --clear-groups stat "$mnt/pm" > "$WORK/n.out
 grep -q "Permission denied" "$WORK/n.out" || { cat "$WORK/n.out"; fail "noallow_other: not EACCES"; }
 unmount_fg n
 grep -q "allow_other" "$TESTDIR/../../man/bcachefs.8" || fail "the man page does not say"
-"$BCACHEFS" fsck -n "$img" > "$WORK/fsck.log" 2>&1 || { cat "$WORK/fsck.log"; fail "fsck -n"; }
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/fsck.log" 2>&1 || { cat "$WORK/fsck.log"; fail "fsck -f -n"; }

@@ -75,7 +75,7 @@ one() {	# NAME NDEV [FORMAT OPTIONS...]
 	cp -a src/. "$mnt/" && change "$mnt" || { echo "FAIL $name: writing"; bad=1; }
 	python3 "$diff" shadow "$mnt" --no-times > cmp.out 2>&1 || { echo "FAIL $name: mount:"; tail -n 8 cmp.out; bad=1; }
 	unmount_fg m > /dev/null
-	"$BCACHEFS" fsck -n $popt $imgs > out 2>&1 || { echo "FAIL $name: fsck -n:"; head -n 5 out; bad=1; }
+	"$BCACHEFS" fsck -f -n $popt $imgs > out 2>&1 || { echo "FAIL $name: fsck -f -n:"; head -n 5 out; bad=1; }
 	"$BCACHEFS" list --json -b extents $popt $imgs > ext.json 2> out ||
 		{ echo "FAIL $name: list"; head -n 5 out; bad=1; }
 	python3 - ext.json "$ndev" "$@" <<'PY' > types.out 2>&1 || { echo "FAIL $name: extents: $(cat types.out)"; bad=1; }

@@ -7,7 +7,7 @@
 # `device resize` the third after its file grew. `fs usage` (text and
 # JSON) at every step, its figures checked. The tree's sha256 manifest
 # never changes, the writer's files are intact, and after unmount
-# `fsck -n` of the remaining members exits 0, `fs usage` agrees with
+# `fsck -f -n` of the remaining members exits 0, `fs usage` agrees with
 # `list`, and `extract` gives the tree back exactly.
 . "$TESTDIR/../lib.sh"
 . "$TESTDIR/lib_online.sh"

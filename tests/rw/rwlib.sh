@@ -83,8 +83,8 @@ rw_image() {
 		{ cat "$WORK/format.log"; fail "format $*"; }
 }
 
-# rw_fsck IMAGE: fsck -n must exit 0 (output in $WORK/fsck.out)
+# rw_fsck IMAGE: fsck -f -n must exit 0 (output in $WORK/fsck.out)
 rw_fsck() {
-	"$BCACHEFS" fsck -n "$1" > "$WORK/fsck.out" 2>&1 ||
-		{ _rc=$?; cat "$WORK/fsck.out"; fail "fsck -n after the workload exited with $_rc"; }
+	"$BCACHEFS" fsck -f -n "$1" > "$WORK/fsck.out" 2>&1 ||
+		{ _rc=$?; cat "$WORK/fsck.out"; fail "fsck -f -n after the workload exited with $_rc"; }
 }

@@ -6,7 +6,7 @@
  * that collide in the hash table (every probe-run case of 40 §40.6.3:
  * insert after a live entry, delete with and without a whiteout, reuse
  * of a whiteout), rename and link counts, an open file's data outliving
- * its last name, and the image passing our fsck -n at the end.
+ * its last name, and the image passing our fsck -f -n at the end.
  *
  * Needs $BCACHEFS (the binary) for format and fsck; tests/run.sh sets it.
  */
@@ -72,7 +72,7 @@ static void close_fsck(struct bch_fs *c)
 	assert_int_equal(bch_fs_rw_stop(c, &err), 0);
 	printbuf_exit(&err);
 	bch_fs_close(c);
-	assert_int_equal(run("%s fsck -n %s > %s/fsck.out 2>&1 || { cat %s/fsck.out; false; }",
+	assert_int_equal(run("%s fsck -f -n %s > %s/fsck.out 2>&1 || { cat %s/fsck.out; false; }",
 			     bin(), img, tmpdir, tmpdir), 0);
 }
 
