@@ -3,12 +3,6 @@
 #include "cmd_opts.h"
 #include "cmds.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-
-#ifndef BCACHEFS_VERSION
-#define BCACHEFS_VERSION "0.1"
-#endif
 
 static const struct cmd_opt version_opts[] = {
 	CMD_OPT_HELP,
@@ -21,12 +15,6 @@ static const struct cmd_def version_def = {
 	.opts		= version_opts,
 	.no_args	= true,
 };
-
-noreturn void cmd_print_version(void)
-{
-	printf("bcachefs-tools %s (on-disk format: superblock version 9)\n", BCACHEFS_VERSION);
-	exit(fflush(stdout) ? EXIT_FAIL : EXIT_OK);
-}
 
 int cmd_version(int argc, char *argv[])
 {
