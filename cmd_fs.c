@@ -8,7 +8,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,29 +16,13 @@
 #include <sys/sysmacros.h>
 
 #include "cmd_online.h"
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/admin/ctl_proto.h"
 #include "libbcachefs/format/format.h"
 #include "libbcachefs/format/ioctl.h"
 #include "libbcachefs/dev/super.h"
 #include "libbcachefs/util/util.h"
-
-const char cmd_fs_usage_usage[] =
-"Usage: bcachefs fs usage [OPTION]... [FILESYSTEM]...\n"
-"Show the space usage of a filesystem: capacity, used space per data type and\n"
-"number of replicas, the space of each replicas entry, and per device the\n"
-"buckets and sectors of each data type.\n"
-"\n"
-"FILESYSTEM is the mountpoint or any path inside the mount, the filesystem's\n"
-"UUID, or the member devices of an unmounted filesystem (DEV[:DEV...]);\n"
-"default: the current directory.\n"
-"\n"
-"Options:\n"
-"  -h, --human-readable  sizes with units (K, M, G...) instead of bytes\n"
-"      --json            one JSON object per filesystem (sizes in bytes)\n"
-"      --help            display this help and exit\n";
-
-enum { OPT_JSON = 256, OPT_HELP };
 
 struct dev_row {
 	unsigned			idx;
@@ -606,33 +590,42 @@ static void fs_usage(const char *arg, bool json)
 	online_close(h);
 }
 
+struct fs_usage_args {
+	bool	human, json;
+};
+
+static const struct cmd_opt fs_usage_opts[] = {
+	CMD_OPT_BOOL('h', "human-readable", "sizes with units (K, M, G...) instead of bytes",
+		     struct fs_usage_args, human),
+	CMD_OPT_BOOL(0, "json", "one JSON object per filesystem (sizes in bytes)",
+		     struct fs_usage_args, json),
+	{ .name = "help", .help = "display this help and exit", .type = OPT_HELP },
+	CMD_OPT_END
+};
+
+static const struct cmd_def fs_usage_def = {
+	.name		= "fs usage",
+	.args		= "[FILESYSTEM]...",
+	.about		= "Show the space usage of a filesystem: capacity, used space per data type and\n"
+			  "number of replicas, the space of each replicas entry, and per device the\n"
+			  "buckets and sectors of each data type.\n"
+			  "\n"
+			  "FILESYSTEM is the mountpoint or any path inside the mount, the filesystem's\n"
+			  "UUID, or the member devices of an unmounted filesystem (DEV[:DEV...]);\n"
+			  "default: the current directory.",
+	.opts		= fs_usage_opts,
+	.help_col	= 24,
+};
+
 int cmd_fs_usage(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "human-readable",	no_argument,	NULL, 'h' },
-		{ "json",		no_argument,	NULL, OPT_JSON },
-		{ "help",		no_argument,	NULL, OPT_HELP },
-		{ NULL }
-	};
-	bool json = false;
-	int opt;
+	struct fs_usage_args a = { 0 };
+	int first = cmd_parse(&fs_usage_def, &a, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'h':
-			human = true;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case OPT_HELP:
-			cmd_help(cmd_fs_usage_usage);
-		default:
-			cmd_bad_option(cmd_fs_usage_usage, opt, argv);
-		}
-	if (optind == argc)
-		fs_usage(".", json);
-	for (int i = optind; i < argc; i++)
-		fs_usage(argv[i], json);
+	human = a.human;
+	if (first == argc)
+		fs_usage(".", a.json);
+	for (int i = first; i < argc; i++)
+		fs_usage(argv[i], a.json);
 	return EXIT_OK;
 }
