@@ -17,6 +17,7 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "journal/journal.h"
 #include "journal/journal_write.h"
 #include "btree/node.h"
@@ -158,6 +159,9 @@ static int replicas_sync(struct bch_fs *c, struct printbuf *err)
 
 /* ---- start: what is in use ---------------------------------------------- */
 
+static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint64_t sectors,
+			   int sign, uint64_t seq);
+
 static int mark_node(void *arg, const struct btree_node_visit *v)
 {
 	struct bch_fs_rw *rw = arg;
@@ -167,6 +171,10 @@ static int mark_node(void *arg, const struct btree_node_visit *v)
 	if (v->ptr)
 		bch_alloc_mark_btree_ptr(&rw->a, v->ptr, &ignore);
 	printbuf_exit(&ignore);
+	/* a leaf that fails verification: what it may reference stays in use */
+	if (v->salvaged && v->btree_id == BTREE_ID_EXTENTS && !v->level)
+		for (size_t i = 0; i < v->salvaged->nr_keys; i++)
+			account_extent(rw, &v->salvaged->keys[i], v->salvaged->keys[i].k.size, 1, 0);
 	rw->nr_nodes++;
 	return 0;
 }
@@ -261,6 +269,7 @@ static int mark_in_use(struct bch_fs *c, struct printbuf *err)
 
 	/* buckets that have an alloc key keep one */
 	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, &scratch);
+	iter.skip_bad = true;	/* (nodes with no good copy: core/integrity.h) */
 	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
 		struct bch_dev_alloc *d = k->k.p.inode < BCH_ALLOC_MAX_DEVS
 			? rw->a.devs[k->k.p.inode] : NULL;
@@ -276,6 +285,7 @@ static int mark_in_use(struct bch_fs *c, struct printbuf *err)
 
 	if (!ret) {
 		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H_MIN, &scratch);
+		iter.skip_bad = true;
 		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
 			if (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)
 				mark_extent(rw, k);
@@ -523,6 +533,9 @@ static int trans_validate(struct btree_trans *t, struct printbuf *err)
 			       bch_btree_id_str(u->btree_id), u->k.k.p.inode, u->k.k.p.offset);
 			return -EINVAL;
 		}
+		ret = bch_fs_write_allowed(t->c, u->btree_id, &u->k.k, err);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -677,7 +690,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	size_t i = 0;
 	int ret;
 
-	if (!rw || rw->failed) {
+	if (!rw || rw->failed || bch_fs_writes_stopped(c)) {
 		pr_str(err, "filesystem is not writable\n");
 		trans_reset(t);
 		return -EROFS;
@@ -721,7 +734,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	if (ret) {
 		if (i < t->nr && i)
 			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
-		if (ret != -EINVAL)
+		if (ret != -EINVAL && ret != -BCH_ERR_btree_node_unverified)
 			rw->failed = true;
 	} else {
 		rw->stats.commits++;
@@ -1269,7 +1282,7 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	unsigned id;
 	int ret = 0;
 
-	if (!rw || rw->failed) {
+	if (!rw || rw->failed || bch_fs_writes_stopped(c)) {
 		pr_str(err, "filesystem is not writable\n");
 		return -EROFS;
 	}
@@ -1398,6 +1411,11 @@ int bch_btree_rw_stop(struct bch_fs *c, struct printbuf *err)
 		rw_free(c);
 		pr_str(err, "filesystem left as its journal says (an earlier write failed)\n");
 		return -EIO;
+	}
+	if (bch_fs_writes_stopped(c)) {
+		rw_free(c);
+		pr_str(err, "filesystem left as its journal says (read-only since damage was found)\n");
+		return -EROFS;
 	}
 	if (c->overlay.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint ||
 	    rw->open_live)
