@@ -167,6 +167,58 @@ static size_t replicas_entries(struct bch_handle *h, const struct bch_sb *sb,
 	return nr;
 }
 
+/* What the mount found and repaired (BCH_CTL_INTEGRITY); have = false when not asked. */
+struct integrity {
+	bool		have;
+	char		action[32];
+	bool		read_only;
+	uint64_t	nodes_bad, node_copies_repaired, data_bad, data_copies_repaired;
+};
+
+static void integrity_get(struct bch_handle *h, struct integrity *in)
+{
+	const char *p;
+
+	memset(in, 0, sizeof(*in));
+	if (bch_ioctl(h, BCH_CTL_INTEGRITY, NULL) < 0)
+		return;
+	in->have = true;
+	for (p = printbuf_str(&h->msg); *p;) {
+		const char *nl = strchrnul(p, '\n');
+		char name[32], val[32];
+		unsigned v;
+
+		if (sscanf(p, "%31s %31s", name, val) == 2) {
+			if (!strcmp(name, "error_action"))
+				snprintf(in->action, sizeof(in->action), "%s", val);
+			else if (!strcmp(name, "read_only") && sscanf(val, "%u", &v) == 1)
+				in->read_only = v;
+			else if (!strcmp(name, "nodes_bad"))
+				sscanf(val, "%" SCNu64, &in->nodes_bad);
+			else if (!strcmp(name, "node_copies_repaired"))
+				sscanf(val, "%" SCNu64, &in->node_copies_repaired);
+			else if (!strcmp(name, "data_bad"))
+				sscanf(val, "%" SCNu64, &in->data_bad);
+			else if (!strcmp(name, "data_copies_repaired"))
+				sscanf(val, "%" SCNu64, &in->data_copies_repaired);
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+static void print_integrity_text(struct printbuf *out, const struct integrity *in)
+{
+	if (!in->have)
+		return;
+	pr_str(out, "\nDamage found since mounted (errors=");
+	pr_str(out, in->action);
+	pr_str(out, in->read_only ? ", read-only now):\n" : "):\n");
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "btree nodes with no good copy:", in->nodes_bad);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "btree node copies repaired:", in->node_copies_repaired);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "data reads with no good copy:", in->data_bad);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "data copies repaired on read:", in->data_copies_repaired);
+}
+
 static void pr_devs(struct printbuf *out, uint64_t devs)
 {
 	bool first = true;
@@ -187,7 +239,7 @@ static const char *type_name(unsigned t)
 
 static void print_text(struct printbuf *out, const struct bch_sb *sb,
 		       const struct bch_ioctl_usage *u, struct dev_row *rows, unsigned nr_rows,
-		       struct rep_entry *re, size_t nr_re)
+		       struct rep_entry *re, size_t nr_re, const struct integrity *in)
 {
 	static const unsigned fs_types[] = { BCH_DATA_BTREE, BCH_DATA_USER, BCH_DATA_CACHED };
 	static const unsigned dev_types[] = {
@@ -219,6 +271,7 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 	pr_buf(out, "\n%-20s", "  online reserved:");
 	col(out, u->fs.online_reserved, 12);
 	pr_char(out, '\n');
+	print_integrity_text(out, in);
 
 	if (nr_re) {
 		pr_str(out, "\nBy replicas entry:\n");
@@ -274,7 +327,7 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 
 static void print_json(struct printbuf *out, const struct bch_sb *sb,
 		       const struct bch_ioctl_usage *u, struct dev_row *rows, unsigned nr_rows,
-		       struct rep_entry *re, size_t nr_re)
+		       struct rep_entry *re, size_t nr_re, const struct integrity *in)
 {
 	struct json j;
 	unsigned i, r, t;
@@ -345,6 +398,16 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	if (in->have) {
+		json_obj_begin(&j, "integrity");
+		json_str(&j, "error_action", in->action);
+		json_bool(&j, "read_only", in->read_only);
+		json_u64(&j, "nodes_bad", in->nodes_bad);
+		json_u64(&j, "node_copies_repaired", in->node_copies_repaired);
+		json_u64(&j, "data_bad", in->data_bad);
+		json_u64(&j, "data_copies_repaired", in->data_copies_repaired);
+		json_obj_end(&j);
+	}
 	json_obj_end(&j);
 	pr_char(out, '\n');
 }
@@ -402,6 +465,7 @@ static void fs_usage(const char *arg, bool json)
 	struct dev_row *rows;
 	struct rep_entry *re;
 	size_t nr_re;
+	struct integrity in;
 	struct printbuf out = PRINTBUF;
 	long ret;
 
@@ -445,11 +509,12 @@ static void fs_usage(const char *arg, bool json)
 	dev_names(h, rows, nr_rows);
 	qsort(rows, nr_rows, sizeof(*rows), row_cmp);
 	nr_re = replicas_entries(h, sb, &re);
+	integrity_get(h, &in);
 
 	if (json)
-		print_json(&out, sb, u, rows, nr_rows, re, nr_re);
+		print_json(&out, sb, u, rows, nr_rows, re, nr_re, &in);
 	else
-		print_text(&out, sb, u, rows, nr_rows, re, nr_re);
+		print_text(&out, sb, u, rows, nr_rows, re, nr_re, &in);
 	fputs(printbuf_str(&out), stdout);
 	printbuf_exit(&out);
 	free(re);

@@ -70,5 +70,13 @@ int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *m
  */
 int bch_fs_usage_replicas(struct bch_fs *c, struct printbuf *out);
 
+/*
+ * Damage found and repaired since the open (core/integrity.h), one
+ * "NAME VALUE" line each: error_action, read_only (0/1: the writes
+ * stopped), nodes_bad, node_copies_repaired, data_bad,
+ * data_copies_repaired (BCH_CTL_INTEGRITY).
+ */
+void bch_fs_integrity_text(struct bch_fs *c, struct printbuf *out);
+
 
 #endif

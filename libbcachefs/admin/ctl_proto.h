@@ -59,6 +59,12 @@ struct printbuf;
  * before (dump of a mounted filesystem). Root only.
  */
 #define BCH_CTL_JOURNAL_FLUSH	_IO(0xbd, 3)
+/*
+ * What the running filesystem found and did about damage since it was
+ * mounted (core/integrity.h): "NAME VALUE\n" lines of bch_fs_integrity_text()
+ * (admin.h) in the reply message.
+ */
+#define BCH_CTL_INTEGRITY	_IO(0xbd, 4)
 
 struct bch_ctl_req_hdr {
 	uint32_t	magic;
