@@ -424,7 +424,7 @@ out:
 		code = EXIT_FAIL;
 	}
 	printbuf_reset(&err);
-	if (c && (c->integ.panic || (c->rw && bch_fs_writes_stopped(c)))) {
+	if (c && bf && (c->integ.panic || (c->rw && bch_fs_writes_stopped(c)))) {
 		/* the journal was written when the damage was found (fuse.c): nothing more */
 		mount_log(bo.log_arg ? bo.log_arg : (void *)"bcachefs",
 			  c->integ.panic ? "stopped after damage was found (errors=panic): nothing more written; "
