@@ -299,6 +299,11 @@ int cmd_mount(int argc, char *argv[])
 			bch_err_str(ret));
 	printbuf_reset(&err);
 	if (!fo.read_only) {
+		/*
+		 * the nodes read so far are read again by the start (every node):
+		 * a bad copy found before the engine could write is rewritten now
+		 */
+		bch_btree_cache_exit(c);
 		/* the journal replayed, every bucket in use marked: writable */
 		ret = bch_fs_rw_start(c, &err);
 		if (ret) {

@@ -1019,8 +1019,12 @@ static void copies_repair(struct bch_fs *c, const struct btree_node_expect *exp,
 	pr_str(&r, " - ");
 	bch_bpos_to_text(&r, exp->max_key);
 	for (unsigned i = 0; i < nr; i++) {
-		const char *done = "read from %s instead (a read-only mount writes nothing)";
-		char then[128];
+		const char *done = c->opts.read_only
+			? "read from %s instead (a read-only mount writes nothing)"
+			: bch_fs_writes_stopped(c)
+			? "read from %s instead (nothing is written since damage was found)"
+			: "read from %s instead (rewritten once the filesystem is writable)";
+		char then[160];
 
 		if (raw && may_repair(c, bad[i].dev)) {
 			if (!dev_pwrite(c->devs[bad[i].dev]->io, raw, bytes, bad[i].sector << 9)) {
