@@ -149,7 +149,7 @@ int bch_fs_node_bad(struct bch_fs *c, unsigned btree_id, unsigned level,
 		}
 		break;
 	case BCH_ON_ERROR_PANIC:
-		then = "the mount stops now, the journal as it is";
+		then = "the mount stops now, the journal kept (what was committed is written to it, nothing else)";
 		c->integ.panic = true;
 		break;
 	default:

@@ -11,7 +11,8 @@
  *
  *   continue     EIO for what the node covers; nothing is written over it
  *   remount-ro   no write at all from now on (bch_fs_writes_stopped())
- *   panic        the mount stops at once, the journal as it is
+ *   panic        the mount stops at once: what was committed goes to the
+ *                journal, nothing else is written
  *
  * The front door (mount/fuse.c) looks at c->integ.panic after every
  * operation. Reads served from another copy queue the range here; the
