@@ -19,6 +19,7 @@
 #include "libbcachefs/fs/mkfs.h"
 #include "libbcachefs/tools/source.h"
 #include "libbcachefs/dev/super.h"
+#include "libbcachefs/dev/sb_print.h"
 #include "libbcachefs/util/util.h"
 
 #include <errno.h>

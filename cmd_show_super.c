@@ -14,6 +14,7 @@
 #include "libbcachefs/dev/dev.h"
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/dev/super.h"
+#include "libbcachefs/dev/sb_print.h"
 #include "libbcachefs/util/util.h"
 
 const char cmd_show_super_usage[] =

@@ -135,19 +135,6 @@ noreturn void cmd_bad_option(const char *usage, int opt, char *argv[])
 	cmd_usage_error(usage, "unknown option '-%c'", optopt);
 }
 
-noreturn void die_code(int code, const char *fmt, ...)
-{
-	va_list args;
-
-	fflush(stdout);
-	fputs("bcachefs: ", stderr);
-	va_start(args, fmt);
-	vfprintf(stderr, fmt, args);
-	va_end(args);
-	fputc('\n', stderr);
-	exit(code);
-}
-
 noreturn void die(const char *fmt, ...)
 {
 	va_list args;

@@ -86,8 +86,7 @@ struct bch_fs_opts;
 const char *cmd_missing_hint(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 			     int ret, struct printbuf *err);
 
-/* Print "bcachefs: <msg>" on stderr and exit with @code. */
-noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Print "bcachefs: <msg>" on stderr and exit 1. */
 noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Exit codes shared by commands (fsck uses the fsck(8) set). */

@@ -11,11 +11,6 @@
 #include "bkey/overlay.h"
 #include "util/util.h"
 
-void bch_overlay_init(struct bch_overlay *ov)
-{
-	memset(ov, 0, sizeof(*ov));
-}
-
 void bch_overlay_clear(struct bch_overlay *ov)
 {
 	uint64_t changes = ov->changes;

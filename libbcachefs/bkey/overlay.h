@@ -58,7 +58,6 @@ struct bch_overlay {
 	uint64_t	changes;	/* bumped by every insert and clear */
 };
 
-void bch_overlay_init(struct bch_overlay *ov);
 /* Drop every key (after a checkpoint, at close). */
 void bch_overlay_clear(struct bch_overlay *ov);
 

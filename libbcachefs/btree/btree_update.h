@@ -37,6 +37,13 @@
  * of the smallest journal bucket); larger ones are split into several
  * entries, each atomic, in order.
  *
+ * The code: engine.c (start, start on demand, the state fsck may change,
+ * the data write path's glue, members changing), trans.c (transactions,
+ * commit), checkpoint.c (the open journal entry, checkpoints, stop),
+ * sb_write.c (the superblock writes); engine.h holds the state they share.
+ * Opening and closing is fs/fs.c's (bch_fs_rw_stop() there closes the data
+ * write point, then calls bch_btree_rw_stop()).
+ *
  * Nodes are never appended to in place: every changed node is replaced
  * (20 §20.7.4 allows either). Single-threaded; iterators may stay open
  * across commits (they see the

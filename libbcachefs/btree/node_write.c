@@ -539,22 +539,6 @@ int bch_btree_node_append(const struct btree_write_ctx *ctx, struct btree_node_b
 	return 0;
 }
 
-void bch_btree_node_buf_from_read(struct btree_node_buf *nb, const struct btree_node_h *n,
-				  unsigned node_sectors)
-{
-	memset(nb, 0, sizeof(*nb));
-	nb->bytes	= (size_t)node_sectors << BCH_SECTOR_SHIFT;
-	nb->data	= xcalloc(1, nb->bytes);
-	nb->written	= n->written;
-	nb->last_start	= n->written;
-	nb->seq		= n->seq;
-	nb->btree_id	= n->btree_id;
-	nb->level	= n->level;
-	nb->min_key	= n->min_key;
-	nb->max_key	= n->max_key;
-	nb->format	= n->format;
-}
-
 void bch_btree_node_buf_exit(struct btree_node_buf *nb)
 {
 	free(nb->data);

@@ -132,13 +132,6 @@ int bch_btree_node_append(const struct btree_write_ctx *ctx, struct btree_node_b
 			  uint64_t journal_seq, const struct bkey_ref *keys, size_t nr,
 			  struct printbuf *err);
 
-/*
- * Prepare appending to a node read from disk: identity, format, seq and
- * written are taken from @n; the earlier bytes are not needed (and are
- * left zero) since only the appended range is ever written.
- */
-void bch_btree_node_buf_from_read(struct btree_node_buf *nb, const struct btree_node_h *n,
-				  unsigned node_sectors);
 
 void bch_btree_node_buf_exit(struct btree_node_buf *nb);
 

@@ -155,6 +155,9 @@ struct bch_replicas_iter {
 	const uint8_t	*end;
 };
 
+/* A replicas iterator over the entries of field @f (NULL: none). */
+struct bch_sb_field;
+void bch_sb_replicas_iter_field(struct bch_replicas_iter *it, const struct bch_sb_field *f);
 void bch_sb_replicas_iter_init(struct bch_replicas_iter *it, const struct bch_sb *sb);
 const struct bch_replicas_entry *bch_sb_replicas_next(struct bch_replicas_iter *it);
 /* Data types (bitmask, bit t = data type t) with entries naming @dev. */
@@ -173,6 +176,16 @@ void bch_sb_disk_group_path(struct printbuf *out, const struct bch_sb *sb, unsig
 /* Is sector range [start, end) inside a superblock area of @sb's layout? */
 bool bch_sb_range_in_sb_area(const struct bch_sb *sb, uint64_t start, uint64_t end);
 
+/*
+ * Next field after @f (NULL = the first), or NULL at the end of the area
+ * or at a field that is empty or overruns it.
+ */
+const struct bch_sb_field *bch_sb_field_next_safe(const struct bch_sb *sb,
+						  const struct bch_sb_field *f);
+#define for_each_sb_field_safe(_f, _sb)					\
+	for ((_f) = bch_sb_field_next_safe(_sb, NULL); (_f);		\
+	     (_f) = bch_sb_field_next_safe(_sb, _f))
+
 /* ---- names -------------------------------------------------------------- */
 
 const char *bch_sb_field_name(unsigned type);		/* NULL if unknown */
@@ -184,18 +197,5 @@ const char *bch_error_action_name(unsigned a);		/* "unknown" */
 const char *bch_csum_opt_name(unsigned o);		/* "unknown" */
 const char *bch_compression_opt_name(unsigned o);	/* "unknown" */
 const char *bch_str_hash_name(unsigned h);		/* "unknown" */
-
-/* ---- printing (show-super, format) -------------------------------------- */
-
-/* Flags for bch_sb_to_text() / bch_sb_to_json(). */
-#define BCH_SB_PRINT_LAYOUT	(1U << 31)
-/* Field selection: bit t = field type t; BCH_SB_PRINT_ALL_FIELDS = every type. */
-#define BCH_SB_PRINT_ALL_FIELDS	0x7fffffffU
-
-/* The 2018 show-super text (spec 50 §3.2). */
-void bch_sb_to_text(struct printbuf *out, const struct bch_sb *sb, unsigned flags);
-/* The same information as one JSON object (pretty-printed when @pretty). */
-void bch_sb_to_json(struct printbuf *out, const struct bch_sb *sb, unsigned flags,
-		    bool pretty);
 
 #endif /* BCH_SUPER_H */

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/journal_types.h"
+#include "journal/jset.h"
 
 struct bch_fs;
 struct bch_key;
@@ -66,22 +67,6 @@ void bch_journal_read_done_to_text(struct printbuf *out, const struct journal_st
 
 /* ---- scanning, for list_journal -a and tests ---- */
 
-enum jset_status {
-	JSET_OK		= 0,	/* valid (decrypted, records validated) */
-	JSET_NONE	= 1,	/* no jset here (magic differs) */
-	JSET_BAD	= 2,	/* corrupt: too big, bad csum type, bad checksum */
-	JSET_STALE	= 3,	/* valid but older than the bucket's entries: ends the bucket */
-};
-
-const char *jset_status_str(enum jset_status s);
-
-/* Where a jset was found, for messages. */
-struct jset_loc {
-	unsigned	dev;
-	uint64_t	bucket;
-	uint64_t	sector;		/* absolute device sector */
-};
-
 struct journal_scan_entry {
 	struct jset_loc		loc;
 	unsigned		bucket_idx;	/* ring index */
@@ -102,57 +87,5 @@ struct journal_scan_entry {
 typedef int (*journal_scan_fn)(void *ctx, const struct journal_scan_entry *e);
 int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
 		     struct printbuf *err);
-
-/* ---- checking one jset (pure functions over bytes; unit tested) ---- */
-
-/*
- * Check the header of the jset at @j, of which @left bytes up to the end of
- * its bucket are readable (at least 56). Returns JSET_NONE, JSET_BAD (reason
- * in @err) or JSET_OK with *@bytes = jset_bytes. @have_key: an encryption
- * checksum type is acceptable.
- */
-int bch_jset_check_header(const struct jset *j, size_t left, uint64_t magic,
-			  bool have_key, struct jset_loc loc,
-			  struct printbuf *err, size_t *bytes);
-
-/*
- * Verify the checksum/MAC of the @bytes-byte jset at @j, check its version,
- * and decrypt it in place. Returns JSET_OK, JSET_BAD (reason in @err) or
- * -BCH_ERR_journal_invalid for an intact entry of an unknown version. Fixes
- * last_seq > seq (with a message).
- */
-int bch_jset_verify(struct jset *j, size_t bytes, const struct bch_key *key,
-		    struct jset_loc loc, struct printbuf *err);
-
-/*
- * Validate the records of a verified jset and repair them in place as the
- * reference does (spec 30 §1.4): bad records become empty records, bad
- * keys are dropped, an overrunning record cuts the jset. Afterwards every
- * record and key lies inside the jset and every key of btree_keys and
- * btree_root records is an unpacked key of at least 5 u64s. Returns the
- * number of problems found (each described in @err).
- */
-unsigned bch_jset_validate_entries(struct jset *j, struct jset_loc loc,
-				   struct printbuf *err);
-
-/* Name of a record type ("btree_keys", ...), or NULL. */
-const char *jset_entry_type_str(unsigned type);
-
-/*
- * Iterate the records of a validated jset, and the keys of a validated
- * btree_keys/btree_root record (as struct bkey pointers).
- */
-#define for_each_jset_entry(_e, _j)					\
-	for ((_e) = jset_entries_start(_j);				\
-	     (_e) < jset_entries_end(_j);				\
-	     (_e) = jset_entry_next(_e))
-
-#define for_each_jset_entry_key(_k, _e)					\
-	for ((_k) = jset_entry_keys_start(_e);				\
-	     (_k) < jset_entry_keys_end(_e);				\
-	     (_k) = (struct bkey *)bkey_next((struct bkey_packed *)(_k)))
-
-/* The host-order key at @k (a validated unpacked journal key). */
-struct bkey_ref journal_bkey_ref(const struct bkey *k);
 
 #endif

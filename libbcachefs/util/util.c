@@ -127,16 +127,6 @@ void pr_u64(struct printbuf *out, uint64_t v)
 	pr_bytes(out, p, tmp + sizeof(tmp) - p);
 }
 
-void pr_pad_to(struct printbuf *out, size_t col)
-{
-	size_t line_start = out->pos;
-
-	while (line_start && out->buf[line_start - 1] != '\n')
-		line_start--;
-	while (out->pos - line_start < col)
-		pr_char(out, ' ');
-}
-
 void pr_uuid(struct printbuf *out, const uint8_t u[16])
 {
 	pr_buf(out, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
@@ -172,14 +162,6 @@ void pr_human_sectors(struct printbuf *out, int64_t sectors)
 		pr_buf(out, "%llu", (unsigned long long)(b * 512));
 	else
 		pr_buf(out, "%.1f%c", (double)(bytes / div), units[e - 1]);
-}
-
-void pr_hex(struct printbuf *out, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		pr_buf(out, "%02x", b[i]);
 }
 
 const char *printbuf_str(struct printbuf *out)
@@ -296,12 +278,6 @@ void json_u64(struct json *j, const char *key, uint64_t val)
 {
 	json_key(j, key);
 	pr_buf(j->out, "%llu", (unsigned long long)val);
-}
-
-void json_s64(struct json *j, const char *key, int64_t val)
-{
-	json_key(j, key);
-	pr_buf(j->out, "%lld", (long long)val);
 }
 
 void json_bool(struct json *j, const char *key, bool val)

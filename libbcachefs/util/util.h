@@ -57,12 +57,9 @@ void pr_bytes(struct printbuf *out, const void *p, size_t len);
 void pr_char(struct printbuf *out, char c);
 /* Decimal @v (a fast path for hot printers: no format parsing). */
 void pr_u64(struct printbuf *out, uint64_t v);
-/* Pad with spaces until the current line is at least @col characters long. */
-void pr_pad_to(struct printbuf *out, size_t col);
 void pr_uuid(struct printbuf *out, const uint8_t uuid[16]);
 /* Human-readable size of @sectors 512-byte sectors ("64.0K", "1.0G", "512"). */
 void pr_human_sectors(struct printbuf *out, int64_t sectors);
-void pr_hex(struct printbuf *out, const void *p, size_t len);
 const char *printbuf_str(struct printbuf *out);	/* never NULL */
 void printbuf_reset(struct printbuf *out);
 void printbuf_exit(struct printbuf *out);
@@ -83,7 +80,6 @@ void json_arr_end(struct json *j);
 void json_str(struct json *j, const char *key, const char *val);
 void json_strn(struct json *j, const char *key, const char *val, size_t len);
 void json_u64(struct json *j, const char *key, uint64_t val);
-void json_s64(struct json *j, const char *key, int64_t val);
 void json_bool(struct json *j, const char *key, bool val);
 void json_uuid(struct json *j, const char *key, const uint8_t uuid[16]);
 /* JSON string escaping of arbitrary bytes (non-UTF-8 bytes become \u00XX). */

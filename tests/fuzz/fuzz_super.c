@@ -13,6 +13,7 @@
 #include "fuzz.h"
 
 #include "dev/super.h"
+#include "dev/sb_print.h"
 #include "util/util.h"
 
 static void helpers(const struct bch_sb *sb)

@@ -24,6 +24,7 @@
 #include "format/format.h"
 #include "fs/fs.h"
 #include "dev/super.h"
+#include "dev/sb_print.h"
 #include "util/util.h"
 
 #define SB_MAX_BYTES	8192
