@@ -315,6 +315,7 @@ int cmd_mount(int argc, char *argv[])
 		if (c->integ.panic) {
 			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above) and errors=panic: "
 				"run bcachefs fsck; nothing mounted\n", argv[optind]);
+			bch_btree_rw_free(c);	/* nothing was written: nothing to stop */
 			goto out;
 		}
 		if (bch_fs_writes_stopped(c)) {

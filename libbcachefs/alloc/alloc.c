@@ -735,7 +735,8 @@ size_t bch_replicas_field_build(const struct bch_replicas_table *r, uint8_t **ou
 
 	sorted = xcalloc(r->nr ?: 1, sizeof(*sorted));
 	slots = xcalloc(r->nr ?: 1, sizeof(*slots));
-	memcpy(sorted, r->e, r->nr * sizeof(*sorted));
+	if (r->nr)	/* (an empty table has no array) */
+		memcpy(sorted, r->e, r->nr * sizeof(*sorted));
 	bitmap_bytes = (max_dev + 8) / 8;
 	qsort(sorted, r->nr, sizeof(*sorted), replicas_cmp);
 	eytzinger_fill(sorted, &next, slots, 0, r->nr);

@@ -342,7 +342,16 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 	int ret;
 
 	ret = bch_btree_node_get(c, ptr, &exp, &n, err);
-	if (ret && forced_is(c, id, level, max)) {
+	if (ret && c->opts.verify && !bch_btree_journal_keys_in(c, id, min, max)) {
+		/*
+		 * The running filesystem (core/integrity.h): a node with no good
+		 * copy that a data job asked to rewrite stays as it is, for fsck:
+		 * never rebuilt from less, never rewritten as if valid
+		 */
+		bulk_keys_add(out, &ptr->k, ptr->v, ptr->v_bytes);
+		return 0;
+	}
+	if (ret && forced_is(c, id, level, max) && !c->opts.verify) {
 		printbuf_reset(err);	/* fsck reported it */
 		return rebuild_lost_node(c, id, level, min, max, out, err);
 	}
