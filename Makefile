@@ -3,9 +3,10 @@
 #   make            build ./bcachefs (and mkfs.bcachefs, fsck.bcachefs, mount.bcachefs links)
 #   make deps       install the Debian packages the build and tests need
 #   make demo       deps + build + format, show-super, list and fsck a demo image
-#   make check      every test (unit, command, golden), then the same under ASan/UBSan
+#   make check      every test (unit, command, golden), then those that can find more under
+#                   ASan/UBSan and TSan, and the fuzz smoke (the total time at the end)
 #   make check-fast the tests once, without the sanitizer build
-#   make check-asan the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make check-asan the tests of ASAN_TESTS under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make check-tsan the mount tests under ThreadSanitizer
 #   make check-fuzz the fuzz regression inputs and a short run of each fuzz target
 #   make fuzz       every fuzz target for FUZZ_TIME seconds (tests/fuzz/README.md)
@@ -45,7 +46,7 @@ UNIT_BINS := $(UNIT_SRCS:%.c=$(BUILD)/%)
 
 BIN	:= $(BUILD)/bcachefs
 
-.PHONY: all deps demo check check-fast check-asan check-tsan check-fuzz fuzz fuzz-build fuzz-bins fuzz-save unit bench install clean
+.PHONY: all deps demo check check-fast check-asan check-tsan check-fuzz fuzz fuzz-build fuzz-bins fuzz-save unit bench install clean print-asan-tests
 all: bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 $(BUILD)/%.o: %.c
@@ -126,29 +127,63 @@ demo: deps all
 	@sh tests/demo.sh
 
 # The tests: unit tests, command tests and golden-image tests, with a
-# closing line "N passed, N failed". check = normal build, then ASan/UBSan.
-check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(RW_TOOLS) $(BUILD)/tests/replay
-	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit sh tests/run.sh
+# closing line "N passed, N failed, N skipped" and the wall time.
+# tests/run.sh runs TEST_JOBS of them at once (make's -jN, else 2), the
+# longest first (tests/durations.txt; tests/durations-asan.txt for the
+# sanitizer builds); the golden and corpus images are decompressed once
+# for all the runs of `make check`, in build/test-cache (tests/lib.sh: unzst).
+TEST_JOBS ?= $(or $(patsubst -j%,%,$(filter -j%,$(MAKEFLAGS))),2)
+# the builds of the sanitizer trees: parallel too when make was given no -j
+SUBMAKE_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+RUN_TESTS = TEST_JOBS=$(TEST_JOBS) TEST_CACHE=$(CURDIR)/build/test-cache sh tests/run.sh
+SAN_DURATIONS = $(CURDIR)/$(firstword $(wildcard tests/durations-asan.txt) tests/durations.txt)
 
+check-fast: all unit $(BUILD)/tests/plant $(BUILD)/tests/damage $(RW_TOOLS) $(BUILD)/tests/replay
+	@BCACHEFS=$(CURDIR)/bcachefs UNITDIR=$(CURDIR)/$(BUILD)/tests/unit $(RUN_TESTS)
+
+# What the ASan/UBSan pass runs (TEST_QUICK=1; tests/run.sh globs, !GLOB
+# leaves out). What it finds that the normal pass cannot is a memory or
+# undefined-behaviour error on a line that runs without a visible failure,
+# so it takes every test that runs code no other test runs, measured with
+# gcov (sh tests/asan-coverage.sh: the lines of libbcachefs/, cmd_*.c and
+# bcachefs.c each test runs under TEST_QUICK=1): the unit tests, the fuzz
+# replay, fsck (corpus, damage, scan, interrupt), crash, mount, online,
+# rw on the mount, format, extract, list, dump, key, migrate... Left out:
+#  - rw/test_*_tmpfs: fsx, the POSIX suite and stress-ng against tmpfs (the
+#    reference runs of the test tools): no bcachefs code at all;
+#  - the comparisons with what the 2018 tools printed or wrote for the
+#    golden images (show-super, list, dump, bch_fs_initialize() on each
+#    format): their lines are run by the other tests (fsck -n of every
+#    golden image, show-super --json, the list and dump tests), and
+#    test_init_golden_fmt's driver links the normal build's library anyway.
+# Measured (asan-coverage.sh, 115 tests): the tests below run all the 19065
+# lines the whole suite runs; the four comparisons ran 0 lines of their own,
+# the tmpfs runs none at all; the seven took 55 of the 374 CPU seconds of
+# the suite under TEST_QUICK (gcov build, -O1).
+ASAN_TESTS ?= * !rw/test_*_tmpfs !super/test_show_super_golden !list/test_list_golden \
+	!dump/test_dump_2018 !init/test_init_golden_fmt
+print-asan-tests:
+	@echo '$(ASAN_TESTS)'
+
+SAN_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=134 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1
 check-asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	$(MAKE) $(SUBMAKE_J) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/bcachefs unit \
 		build-asan/tests/replay
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 LSAN_OPTIONS=exitcode=134 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:abort_on_error=1 \
-		BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
-		TEST_QUICK=1 sh tests/run.sh
+	@$(SAN_ENV) BCACHEFS=$(CURDIR)/build-asan/bcachefs UNITDIR=$(CURDIR)/build-asan/tests/unit \
+		TEST_QUICK=1 TEST_DURATIONS=$(SAN_DURATIONS) $(RUN_TESTS) $(foreach g,$(ASAN_TESTS),'$(g)')
 
-# the threads of the mount (the read-ahead worker, the control socket, data jobs) under ThreadSanitizer
+# the threads of the mount (the read-ahead worker, the control socket, data
+# jobs) under ThreadSanitizer: the mount tests, the control socket's thread
+# and a data job's two threads (issue 12), the read-ahead worker's unit test
 check-tsan:
-	$(MAKE) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs \
+	$(MAKE) $(SUBMAKE_J) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs \
 		build-tsan/tests/unit/test_io_read
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
-		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 sh tests/run.sh 'mount/*'
-	@# the control socket's thread and a data job's two threads (issue 12)
-	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
-		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 sh tests/run.sh 'online/test_online_refusals'
-	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
-		UNITDIR=$(CURDIR)/build-tsan/tests/unit sh tests/run.sh 'unit/test_io_read'
+		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 \
+		TEST_DURATIONS=$(SAN_DURATIONS) \
+		$(RUN_TESTS) 'mount/*' 'online/test_online_refusals' 'unit/test_io_read'
 
 # The fuzz targets: clang with libFuzzer, ASan and UBSan, and the
 # checksum bypass of fuzz builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).
@@ -174,11 +209,14 @@ check-fuzz:
 	@if ! command -v clang > /dev/null; then \
 		echo "skip fuzz/*: clang not installed (make deps)"; \
 	else \
-		$(MAKE) -s fuzz-build && \
+		$(MAKE) -s $(SUBMAKE_J) fuzz-build && \
 		FUZZDIR=$(CURDIR)/build-fuzz/tests/fuzz sh tests/fuzz/run.sh smoke; \
 	fi
 
-check: check-fast check-asan check-tsan check-fuzz
+# every phase, one after the other (a phase that fails does not stop the
+# others), then the time of each and of all
+check:
+	@t0=$$(date +%s); rc=0; times=""; 	for p in fast asan tsan fuzz; do 		t=$$(date +%s); 		$(MAKE) --no-print-directory $(SUBMAKE_J) check-$$p || rc=1; 		times="$$times$${times:+, }$$p $$(( $$(date +%s) - t ))s"; 	done; 	echo "make check: $$(( $$(date +%s) - t0 ))s in all ($$times)"; 	exit $$rc
 
 bench: all
 	@sh bench/run.sh
@@ -195,6 +233,6 @@ install: all
 	chmod 0755 $(DESTDIR)$(INITRAMFS_HOOKS)/bcachefs
 
 clean:
-	rm -rf build build-asan build-tsan build-fuzz bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
+	rm -rf build build-asan build-tsan build-fuzz build-cov bcachefs mkfs.bcachefs fsck.bcachefs mount.bcachefs
 
 -include $(LIB_OBJS:.o=.d) $(CMD_OBJS:.o=.d) $(UNIT_BINS:=.d) $(FUZZ_BINS:=.d) $(REPLAY_BINS:=.d)

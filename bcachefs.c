@@ -20,12 +20,11 @@
 struct bch_cmd {
 	const char	*name;		/* "format", "device add" */
 	int		(*fn)(int, char *[]);
-	const char	*usage;
 	const char	*summary;
 };
 
 static const struct bch_cmd commands[] = {
-#define x(fn, name, summary) { name, cmd_##fn, cmd_##fn##_usage, summary },
+#define x(fn, name, summary) { name, cmd_##fn, summary },
 	BCH_COMMANDS()
 #undef x
 };
@@ -40,19 +39,6 @@ static void usage(FILE *f)
 	fputs("\nRun 'bcachefs <command> --help' for the options of a command.\n", f);
 }
 
-/* bcachefs help CMD [SUBCMD]: that command's --help. */
-static noreturn void help_command(int argc, char *argv[])
-{
-	char name[64];
-
-	snprintf(name, sizeof(name), "%s%s%s", argv[0], argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name) ||
-		    (!strchr(commands[i].name, ' ') && !strcmp(commands[i].name, argv[0])))
-			cmd_help(commands[i].usage);
-	cmd_usage_error("", "help: unknown command '%s'", name);
-}
-
 static int run(const struct bch_cmd *c, int argc, char *argv[])
 {
 	static char name[64];
@@ -61,6 +47,22 @@ static int run(const struct bch_cmd *c, int argc, char *argv[])
 	bch_cmd_name = name;
 	fflush(NULL);
 	return c->fn(argc, argv);
+}
+
+/* bcachefs help CMD [SUBCMD]: that command's --help. */
+static int help_command(int argc, char *argv[])
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s%s%s", argv[0], argc > 1 ? " " : "", argc > 1 ? argv[1] : "");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name) ||
+		    (!strchr(commands[i].name, ' ') && !strcmp(commands[i].name, argv[0]))) {
+			char *help_argv[] = { argv[0], "--help", NULL };
+
+			return run(&commands[i], 2, help_argv);
+		}
+	cmd_usage_error("", "help: unknown command '%s'", name);
 }
 
 int main(int argc, char *argv[])
@@ -82,7 +84,7 @@ int main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "help") && argc > 2)
-		help_command(argc - 2, argv + 2);
+		return help_command(argc - 2, argv + 2);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return EXIT_OK;

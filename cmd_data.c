@@ -57,13 +57,17 @@ static int plain_job(int argc, char *argv[], const char *usage, const char *what
 		     unsigned op)
 {
 	static const struct option longopts[] = {
+		{ "verbose",	no_argument,	NULL, 'v' },
 		{ "help",	no_argument,	NULL, 'h' },
 		{ NULL }
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1)
 		switch (opt) {
+		case 'v':
+			online_verbose = true;
+			break;
 		case 'h':
 			cmd_help(usage);
 		default:
@@ -82,6 +86,7 @@ const char cmd_data_rereplicate_usage[] =
 FS_ARG
 "\n"
 "Options:\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_data_rereplicate(int argc, char *argv[])
@@ -100,12 +105,14 @@ FS_ARG
 "\n"
 "Options:\n"
 "  -d, --dev DEVICE         a device to move data off (repeat for more)\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_data_migrate(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "dev",	required_argument,	NULL, 'd' },
+		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -113,12 +120,15 @@ int cmd_data_migrate(int argc, char *argv[])
 	unsigned nr = 0;
 	int opt, code = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, ":d:h", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":d:vh", longopts, NULL)) != -1)
 		switch (opt) {
 		case 'd':
 			if (nr == ARRAY_SIZE(devs))
 				cmd_usage_error(cmd_data_migrate_usage, "too many devices");
 			devs[nr++] = optarg;
+			break;
+		case 'v':
+			online_verbose = true;
 			break;
 		case 'h':
 			cmd_help(cmd_data_migrate_usage);
@@ -139,9 +149,9 @@ int cmd_data_migrate(int argc, char *argv[])
 			unsigned di;
 
 			if (bch_member_sb_read(devs[i], uuid, &di, &err))
-				die("%s", printbuf_str(&err));
+				online_die("%s", printbuf_str(&err));
 			if (memcmp(uuid, fs->uuid, 16))
-				die("%s is not a member of %s", devs[i], argv[optind]);
+				online_die("%s is not a member of %s", devs[i], argv[optind]);
 			bch_handle_close(fs, NULL);
 			printbuf_exit(&err);
 			idx = di;
@@ -164,6 +174,7 @@ const char cmd_data_scrub_usage[] =
 FS_ARG
 "\n"
 "Options:\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_data_scrub(int argc, char *argv[])

@@ -31,6 +31,7 @@
 #include "libbcachefs/format/ioctl.h"
 #include "libbcachefs/fs/mkfs.h"
 #include "libbcachefs/dev/super.h"
+#include "libbcachefs/util/errcode.h"
 #include "libbcachefs/util/util.h"
 
 #define FS_HELP \
@@ -93,8 +94,47 @@ static const struct bch_member *sb_member(const struct bch_sb *sb, unsigned idx)
 	const struct bch_member *m = bch_sb_member(sb, idx);
 
 	if (!m || !bch_member_exists(m))
-		die("the filesystem has no member device %u", idx);
+		online_die("the filesystem has no member device %u", idx);
 	return m;
+}
+
+/*
+ * DEVICE cannot hold a member of this filesystem: say so in one line, with
+ * the smallest size that works, found by laying out members of growing size
+ * with the filesystem's block and btree node sizes (and --bucket if given).
+ */
+static noreturn void too_small(const struct mkfs_opts *fs_opts, const struct mkfs_dev *d)
+{
+	unsigned node = fs_opts->btree_node_size, bucket = d->opts.bucket_size;
+	unsigned b = max_t(unsigned, bucket ?: node, fs_opts->block_size);
+	uint64_t size = (uint64_t)BCH_MIN_NR_NBUCKETS * b, have = d->opts.fs_size ?: d->dev_size;
+	struct printbuf msg = PRINTBUF, scratch = PRINTBUF;
+
+	for (unsigned i = 0; i < 4096; i++, size += b) {
+		struct mkfs_opts o = *fs_opts;
+		struct mkfs_dev t = { .path = d->path, .opts = d->opts, .dev_size = size,
+				      .dev_block_size = d->dev_block_size,
+				      .dev_min_block_size = d->dev_min_block_size };
+		struct bch_sb *sb = NULL;
+		bool ok;
+
+		t.opts.fs_size = 0;
+		printbuf_reset(&scratch);
+		ok = !mkfs_geometry(&o, &t, 1, &scratch) && !mkfs_build_sb(&o, &t, 1, &sb, &scratch) &&
+		     !mkfs_check(sb, 1, &scratch);
+		free(sb);
+		if (ok)
+			break;
+	}
+	pr_buf(&msg, "%s is too small (", d->path);
+	pr_human_sectors(&msg, (int64_t)have);
+	pr_str(&msg, "): a member of this filesystem needs at least ");
+	pr_human_sectors(&msg, (int64_t)size);
+	pr_buf(&msg, " (%u buckets of ", BCH_MIN_NR_NBUCKETS);
+	pr_human_sectors(&msg, b);
+	pr_str(&msg, bucket ? ", --bucket" : ", the btree node size");
+	pr_str(&msg, "); nothing was written");
+	online_die("%s", printbuf_str(&msg));
 }
 
 /* ---- device add ------------------------------------------------------------- */
@@ -112,6 +152,7 @@ const char cmd_device_add_usage[] =
 "  -t, --group=LABEL        disk group label of the device\n"
 "      --durability=N       0 (cache), 1 (default) or 2\n"
 "  -f, --force              format even if DEVICE holds a filesystem\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 /* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
@@ -121,14 +162,14 @@ static void confirm_overwrite(const char *path, const char *what)
 	size_t n = 0;
 
 	if (!isatty(STDIN_FILENO))
-		die("%s contains %s; refusing to add it (use --force to format it anyway)", path, what);
+		online_die("%s contains %s; refusing to add it (use --force to format it anyway)", path, what);
 	printf("%s contains %s\nProceed anyway? (y,n) ", path, what);
 	fflush(stdout);
 	if (getline(&line, &n, stdin) < 0)
-		die("error reading from standard input; nothing was written");
+		online_die("error reading from standard input; nothing was written");
 	if (line[0] != 'y' && line[0] != 'Y') {
 		free(line);
-		die("not adding %s; nothing was written", path);
+		online_die("not adding %s; nothing was written", path);
 	}
 	free(line);
 }
@@ -143,6 +184,7 @@ int cmd_device_add(int argc, char *argv[])
 		{ "label",	required_argument,	NULL, 't' },
 		{ "durability",	required_argument,	NULL, OPT_DURABILITY },
 		{ "force",	no_argument,		NULL, 'f' },
+		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -157,7 +199,7 @@ int cmd_device_add(int argc, char *argv[])
 
 	mkfs_opts_init(&opts);
 	mkfs_dev_opts_init(&dev.opts);
-	while ((opt = getopt_long(argc, argv, ":t:fh", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":t:fvh", longopts, NULL)) != -1)
 		switch (opt) {
 		case OPT_FS_SIZE:
 			if (mkfs_parse_fs_size("--fs_size", optarg, &dev.opts.fs_size, &err))
@@ -182,6 +224,9 @@ int cmd_device_add(int argc, char *argv[])
 		case 'f':
 			force = true;
 			break;
+		case 'v':
+			online_verbose = true;
+			break;
 		case 'h':
 			cmd_help(cmd_device_add_usage);
 		default:
@@ -203,8 +248,15 @@ int cmd_device_add(int argc, char *argv[])
 	opts.btree_node_size = (unsigned)BCH_SB_BTREE_NODE_SIZE(fs_sb);
 	opts.meta_replicas = opts.data_replicas = 1;
 	opts.meta_replicas_req = opts.data_replicas_req = 1;
-	if ((ret = mkfs_dev_open(&dev, &err)) ||
-	    (ret = mkfs_geometry(&opts, &dev, 1, &err)) ||
+	if ((ret = mkfs_dev_open(&dev, &err)))
+		goto fail;
+	if ((ret = mkfs_geometry(&opts, &dev, 1, &err)) == -BCH_ERR_format_too_small) {
+		mkfs_dev_close(&dev);
+		bch_handle_close(h, NULL);
+		free(fs_sb);
+		too_small(&opts, &dev);
+	}
+	if (ret ||
 	    (ret = mkfs_build_sb(&opts, &dev, 1, &sb, &err)) ||
 	    (ret = mkfs_check(sb, 1, &err)))
 		goto fail;
@@ -229,9 +281,11 @@ int cmd_device_add(int argc, char *argv[])
 fail:
 	mkfs_dev_close(&dev);
 	bch_handle_close(h, NULL);
+	free(fs_sb);
+	free(sb);
 	if (ret == -EINVAL)
 		cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
-	die("%s", printbuf_str(&err));
+	online_die("%s", printbuf_str(&err));
 }
 
 /* ---- device remove ------------------------------------------------------------- */
@@ -248,12 +302,12 @@ FS_HELP
 "Options:\n"
 "  -f, --force              remove even if data is lost or left with fewer\n"
 "                           copies than wanted (what could not be moved)\n"
-"      --force-metadata     also if metadata is lost (refused: not supported)\n"
 "      --by-index           the device is the member index IDX of FILESYSTEM\n"
 "                           (for a member whose device is gone)\n"
 "      --no-evacuate        do not move data first: only drop the device's\n"
-"                           copies (spec 50 §7.3, the 2018 behaviour)\n"
+"                           copies (what the 2018 tool did)\n"
 "      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 /* Evacuate member @t->idx (read-only first, then a migrate job); the exit code. */
@@ -270,8 +324,8 @@ static int evacuate(struct target *t, uint32_t force_flags, const char *what)
 			.new_state = BCH_MEMBER_STATE_RO, .dev = t->idx,
 		};
 
-		printf("Setting %s readonly\n", t->name);
 		do_ioctl(t->h, BCH_IOCTL_DISK_SET_STATE, &s, "BCH_IOCTL_DISK_SET_STATE");
+		printf("%s is read-only now\n", t->name);
 	}
 	free(sb);
 	d.migrate.dev = t->idx;
@@ -301,6 +355,7 @@ int cmd_device_remove(int argc, char *argv[])
 		{ "by-index",		no_argument,		NULL, OPT_BY_INDEX },
 		{ "no-evacuate",	no_argument,		NULL, 'n' },
 		{ "fs",			required_argument,	NULL, OPT_FS },
+		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -310,7 +365,7 @@ int cmd_device_remove(int argc, char *argv[])
 	bool by_index = false, no_evacuate = false;
 	int opt, code;
 
-	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
@@ -322,6 +377,9 @@ int cmd_device_remove(int argc, char *argv[])
 			break;
 		case 'n':
 			no_evacuate = true;
+			break;
+		case 'v':
+			online_verbose = true;
 			break;
 		case 'h':
 			cmd_help(cmd_device_remove_usage);
@@ -335,7 +393,7 @@ int cmd_device_remove(int argc, char *argv[])
 		if (code == 130)
 			exit(code);
 		if (code && !(arg.flags & BCH_FORCE_IF_DATA_LOST))
-			die("device %u not removed: its data could not all be moved (see above; -f removes it anyway)",
+			online_die("device %u not removed: its data could not all be moved (see above; -f removes it anyway)",
 			    t.idx);
 	}
 	arg.dev = t.idx;
@@ -351,11 +409,13 @@ const char cmd_device_online_usage[] =
 "Attach DEVICE, a member of a mounted filesystem that is offline, again.\n"
 "\n"
 "Options:\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_device_online(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
+		{ "verbose",	no_argument,	NULL, 'v' },
 		{ "help",	no_argument,	NULL, 'h' },
 		{ NULL }
 	};
@@ -364,8 +424,11 @@ int cmd_device_online(int argc, char *argv[])
 	unsigned idx;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1)
 		switch (opt) {
+		case 'v':
+			online_verbose = true;
+			break;
 		case 'h':
 			cmd_help(cmd_device_online_usage);
 		default:
@@ -391,6 +454,7 @@ const char cmd_device_offline_usage[] =
 "Options:\n"
 "  -f, --force              even if data is left with fewer copies than wanted\n"
 "      --by-index           the device is the member index IDX of FILESYSTEM\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_device_offline(int argc, char *argv[])
@@ -398,6 +462,7 @@ int cmd_device_offline(int argc, char *argv[])
 	static const struct option longopts[] = {
 		{ "force",	no_argument,	NULL, 'f' },
 		{ "by-index",	no_argument,	NULL, OPT_BY_INDEX },
+		{ "verbose",	no_argument,	NULL, 'v' },
 		{ "help",	no_argument,	NULL, 'h' },
 		{ NULL }
 	};
@@ -407,12 +472,15 @@ int cmd_device_offline(int argc, char *argv[])
 	bool by_index = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
 		case 'f':
 			arg.flags |= BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'v':
+			online_verbose = true;
 			break;
 		case 'h':
 			cmd_help(cmd_device_offline_usage);
@@ -445,6 +513,7 @@ FS_HELP
 "                           read-write devices than the replicas wanted\n"
 "      --by-index           the device is the member index IDX of FILESYSTEM\n"
 "      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_device_evacuate(int argc, char *argv[])
@@ -453,6 +522,7 @@ int cmd_device_evacuate(int argc, char *argv[])
 		{ "force",	no_argument,		NULL, 'f' },
 		{ "by-index",	no_argument,		NULL, OPT_BY_INDEX },
 		{ "fs",		required_argument,	NULL, OPT_FS },
+		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -462,12 +532,15 @@ int cmd_device_evacuate(int argc, char *argv[])
 	bool by_index = false;
 	int opt, code;
 
-	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
 		case 'f':
 			flags |= BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'v':
+			online_verbose = true;
 			break;
 		case 'h':
 			cmd_help(cmd_device_evacuate_usage);
@@ -499,6 +572,7 @@ FS_HELP
 "      --force-if-data-lost even if data is left with no copy at all\n"
 "      --by-index           the device is the member index IDX of FILESYSTEM\n"
 "      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 static int parse_state(const char *s)
@@ -520,6 +594,7 @@ int cmd_device_set_state(int argc, char *argv[])
 		{ "force-if-data-lost",	no_argument,		NULL, 'L' },
 		{ "by-index",		no_argument,		NULL, OPT_BY_INDEX },
 		{ "fs",			required_argument,	NULL, OPT_FS },
+		{ "verbose",		no_argument,		NULL, 'v' },
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -529,7 +604,7 @@ int cmd_device_set_state(int argc, char *argv[])
 	bool by_index = false;
 	int opt, s;
 
-	while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
 		if (parse_target_opts(opt, &by_index, &fs_devs))
 			continue;
 		switch (opt) {
@@ -538,6 +613,9 @@ int cmd_device_set_state(int argc, char *argv[])
 			break;
 		case 'L':
 			arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
+			break;
+		case 'v':
+			online_verbose = true;
 			break;
 		case 'h':
 			cmd_help(cmd_device_set_state_usage);
@@ -585,12 +663,14 @@ FS_HELP
 "\n"
 "Options:\n"
 "      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
+"  -v, --verbose            a refusal also names the request and its errno\n"
 "  -h, --help               display this help and exit\n";
 
 int cmd_device_resize(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "fs",		required_argument,	NULL, OPT_FS },
+		{ "verbose",	no_argument,		NULL, 'v' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL }
 	};
@@ -603,12 +683,15 @@ int cmd_device_resize(int argc, char *argv[])
 	bool by_index = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		if (opt == OPT_FS) {
 			fs_devs = optarg;
 			continue;
 		}
 		switch (opt) {
+		case 'v':
+			online_verbose = true;
+			break;
 		case 'h':
 			cmd_help(cmd_device_resize_usage);
 		default:
@@ -628,23 +711,22 @@ int cmd_device_resize(int argc, char *argv[])
 		int fd = open(dev, O_RDONLY | O_CLOEXEC);
 
 		if (fd < 0 || fstat(fd, &st))
-			die("Error opening %s: %s", dev, strerror(errno));
+			online_die("Error opening %s: %s", dev, strerror(errno));
 		if (S_ISBLK(st.st_mode)) {
 			if (ioctl(fd, BLKGETSIZE64, &size))
-				die("%s: cannot read its size: %s", dev, strerror(errno));
+				online_die("%s: cannot read its size: %s", dev, strerror(errno));
 		} else {
 			size = (uint64_t)st.st_size;
 		}
 		close(fd);
 	}
 	target_open(&t, by_index, dev, NULL, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_resize_usage);
-	printf("Doing %s resize of %s\n", t.h->type == BCH_HANDLE_LOCAL ? "offline" : "online", dev);
 	sb = online_read_super(t.h);
 	m = sb_member(sb, t.idx);
 	arg.dev = t.idx;
 	arg.nbuckets = (size >> 9) / le16_to_cpu(m->bucket_size);
-	printf("resizing %s to %" PRIu64 " buckets\n", dev, (uint64_t)arg.nbuckets);
 	do_ioctl(t.h, BCH_IOCTL_DISK_RESIZE, &arg, "BCH_IOCTL_DISK_RESIZE");
+	printf("resized %s to %" PRIu64 " buckets\n", dev, (uint64_t)arg.nbuckets);
 	free(sb);
 	online_close(t.h);
 	return EXIT_OK;

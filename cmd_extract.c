@@ -9,7 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -21,6 +21,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/btree/btree.h"
 #include "libbcachefs/util/errcode.h"
@@ -28,25 +29,6 @@
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/fs/fsread.h"
 #include "libbcachefs/util/util.h"
-
-const char cmd_extract_usage[] =
-"Usage: bcachefs extract [OPTION]... DEVICE... PATH DEST\n"
-"Copy PATH (a file or directory; \"/\" for everything) out of an unmounted\n"
-"filesystem to DEST, keeping modes, owners, times, xattrs, symlinks, device\n"
-"nodes, hard links and holes.\n"
-"\n"
-"A directory PATH is copied into DEST (created if missing); a file PATH is\n"
-"written to DEST, or into DEST if that is a directory.\n"
-"\n"
-"Options:\n"
-"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
-"                              from FILE (\"-\" = stdin)\n"
-"      --degraded              copy even when member devices are missing (each is\n"
-"                              named; files only on them cannot be read)\n"
-"      --ignore-errors         copy what can be read, list what could not\n"
-"                              (the exit status is still 1)\n"
-"  -v, --verbose               print each path as it is copied\n"
-"  -h, --help                  display this help and exit\n";
 
 /* Deepest directory nesting followed (each level holds a descriptor). */
 #define EXTRACT_MAX_DEPTH	400
@@ -580,18 +562,42 @@ static int extract_dir_contents(struct extract *x, uint64_t dir_inum, int fd, un
 
 /* ---- command ---- */
 
+struct extract_args {
+	bool			ignore_errors;
+	struct bch_fs_opts	fo;
+};
+
+static const struct cmd_opt extract_opts[] = {
+	CMD_OPT_PASSPHRASE_FILE(struct extract_args, fo),
+	CMD_OPT_DEGRADED("copy even when member devices are missing (each is\n"
+			 "named; files only on them cannot be read)", struct extract_args, fo),
+	CMD_OPT_BOOL(0, "ignore-errors", "copy what can be read, list what could not\n"
+		     "(the exit status is still 1)", struct extract_args, ignore_errors),
+	CMD_OPT_COUNT('v', "verbose", "print each path as it is copied", struct extract_args,
+		      fo.verbose),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def extract_def = {
+	.name		= "extract",
+	.args		= "DEVICE... PATH DEST",
+	.about		= "Copy PATH (a file or directory; \"/\" for everything) out of an unmounted\n"
+			  "filesystem to DEST, keeping modes, owners, times, xattrs, symlinks, device\n"
+			  "nodes, hard links and holes.\n"
+			  "\n"
+			  "A directory PATH is copied into DEST (created if missing); a file PATH is\n"
+			  "written to DEST, or into DEST if that is a directory.",
+	.opts		= extract_opts,
+	.min_args	= 3,
+	.no_args_msg	= "need DEVICE..., PATH and DEST",
+	.help_col	= 30,
+};
+
 int cmd_extract(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "passphrase-file",	required_argument,	NULL, 'P' },
-		{ "passphrase_file",	required_argument,	NULL, 'P' },
-		{ "ignore-errors",	no_argument,		NULL, 'i' },
-		{ "degraded",		no_argument,		NULL, 'D' },
-		{ "verbose",		no_argument,		NULL, 'v' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
-	};
-	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
+	struct extract_args a = { .fo = { .read_only = true, .ask_passphrase = true } };
+	struct bch_fs_opts *fo = &a.fo;
 	struct extract x = { .root = geteuid() == 0 };
 	struct printbuf err = PRINTBUF;
 	struct bch_inode_unpacked inode;
@@ -599,38 +605,18 @@ int cmd_extract(int argc, char *argv[])
 	char *dest_copy, *parent, *base, *top_dest;
 	struct stat st;
 	uint64_t inum;
-	int opt, ret, pfd, nr_devs;
+	int ret, pfd, nr_devs;
+	int first = cmd_parse(&extract_def, &a, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'P':
-			fo.passphrase_file = optarg;
-			break;
-		case 'i':
-			x.ignore_errors = true;
-			break;
-		case 'D':
-			fo.degraded = true;
-			break;
-		case 'v':
-			x.verbose++;
-			fo.verbose++;
-			break;
-		case 'h':
-			cmd_help(cmd_extract_usage);
-		default:
-			cmd_bad_option(cmd_extract_usage, opt, argv);
-		}
-	}
-	nr_devs = argc - optind - 2;
-	if (nr_devs < 1)
-		cmd_usage_error(cmd_extract_usage, "need DEVICE..., PATH and DEST");
+	x.ignore_errors = a.ignore_errors;
+	x.verbose = fo->verbose;
+	nr_devs = argc - first - 2;
 	src = argv[argc - 2];
 	x.dest = argv[argc - 1];
 
-	ret = bch_fs_open(argv + optind, (unsigned)nr_devs, &fo, &x.c, &err);
+	ret = bch_fs_open(argv + first, (unsigned)nr_devs, fo, &x.c, &err);
 	if (ret) {
-		cmd_open_failed(argv[optind], ret, &err, cmd_missing_hint(argv + optind, nr_devs, &fo, ret, &err));
+		cmd_open_failed(argv[first], ret, &err, cmd_missing_hint(argv + first, nr_devs, fo, ret, &err));
 		exit(EXIT_FAIL);
 	}
 	if (x.verbose)

@@ -8,6 +8,7 @@
  * memory before anything is written: a refused format leaves the devices as
  * they were.
  */
+#include "cmd_opts.h"
 #include "cmds.h"
 
 #include "libbcachefs/codec/crypto.h"
@@ -23,7 +24,7 @@
 #include "libbcachefs/util/util.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -32,61 +33,210 @@
 #include <string.h>
 #include <unistd.h>
 
-const char cmd_format_usage[] =
-"Usage: bcachefs format [OPTION]... [DEVICE OPTION]... DEVICE...\n"
-"Create a new bcachefs filesystem on one or more devices or image files.\n"
-"\n"
-"Filesystem options:\n"
-"  -b, --block_size=SIZE          Block size: 512, 1k, 2k or 4k (default: the\n"
-"                                 devices' block size, at most 4k)\n"
-"      --btree_node_size=SIZE     Btree node size: a power of two, 512 to 1M\n"
-"                                 (default: 256k, at most the smallest bucket)\n"
-"      --metadata_checksum_type=(none|crc32c|crc64)   default crc32c\n"
-"      --data_checksum_type=(none|crc32c|crc64)       default crc32c\n"
-"      --compression_type=(none|lz4|gzip|zstd)        default none\n"
-"      --background_compression_type=(none|lz4|gzip|zstd)\n"
-"      --str_hash=(crc32c|crc64|siphash)              default siphash\n"
-"      --replicas=N               Data and metadata replicas (1-3)\n"
-"      --data_replicas=N          Data replicas (1-3, default 1)\n"
-"      --metadata_replicas=N      Metadata replicas (1-3, default 1)\n"
-"      --data_replicas_required=N, --metadata_replicas_required=N\n"
-"                                 Replicas a write needs to succeed (1-3, default 1)\n"
-"      --foreground_target=TARGET Device (as given here) or disk group to write to\n"
-"      --background_target=TARGET Device or disk group to move data to\n"
-"      --promote_target=TARGET    Device or disk group to cache reads on\n"
-"      --encrypted                Encrypt the filesystem (ChaCha20/Poly1305); asks\n"
-"                                 for a passphrase\n"
-"      --passphrase-file=FILE     Read the passphrase from the first line of FILE\n"
-"      --no_passphrase            Store the encryption key unencrypted\n"
-"  -e, --error_action=(continue|remount-ro|panic)   default remount-ro\n"
-"      --gc_reserve_percent=N     5-20, default 8\n"
-"      --root_reserve_percent=N   0-99, default 0\n"
-"      --inodes_32bit             Keep inode numbers below 2^32\n"
-"      --wide_macs                Store 128-bit MACs instead of 80-bit\n"
-"      --noacl                    Disable POSIX ACLs\n"
-"      --usrquota, --grpquota, --prjquota   Enable quotas\n"
-"  -L, --label=LABEL              Filesystem label (at most 32 bytes)\n"
-"  -U, --uuid=UUID                Filesystem (external) UUID (default: random)\n"
-"  -f, --force                    Format even if a device holds a filesystem\n"
-"                                 or a partition table\n"
-"      --no_initialize            Only write the superblocks, as the 2018 tool did\n"
-"                                 (the filesystem is initialised by fsck -y/-p);\n"
-"                                 by default format also initialises it: journal,\n"
-"                                 root directory, lost+found\n"
-"      --source=DIR               Copy the tree under DIR into the new filesystem\n"
-"                                 (DIR becomes its root directory)\n"
-"  -q, --quiet                    Print only errors\n"
-"  -V, --version                  Print the version and exit\n"
-"  -h, --help                     Print this help and exit\n"
-"\n"
-"Device options (they apply to every device that follows, until changed):\n"
-"      --fs_size=SIZE             Size of the filesystem on the next device only\n"
-"      --bucket_size=SIZE         Bucket size (default: from the device size)\n"
-"  -g, --group=LABEL              Disk group, e.g. ssd or hdd.fast\n"
-"      --discard                  Issue discards\n"
-"      --data_allowed=LIST        Comma-separated: journal,btree,data (default all three)\n"
-"      --durability=N             0-2, default 1 (0: cache, 2: RAID device)\n"
-"\n"
+enum { EXIT_PARTIAL = 2 };
+
+/* What the command line says. */
+struct format_args {
+	struct mkfs_opts	opts;
+	struct mkfs_dev_opts	dev_opts;	/* for the devices that follow */
+	struct mkfs_dev		*devs;
+	unsigned		nr;
+	bool			force, quiet, no_passphrase, no_initialize;
+	const char		*passphrase_file, *source;
+	const char		*dev_opt_after_last;	/* a device option no device follows */
+};
+
+#define A(p)	((struct format_args *)(p))
+
+/* A device: it takes the device options given so far. */
+static int arg_device(void *p, const char *path, struct printbuf *why)
+{
+	struct format_args *a = p;
+
+	a->devs = xrealloc(a->devs, (a->nr + 1) * sizeof(*a->devs));
+	memset(&a->devs[a->nr], 0, sizeof(a->devs[a->nr]));
+	a->devs[a->nr].path = path;
+	a->devs[a->nr].opts = a->dev_opts;
+	a->nr++;
+	a->dev_opts.fs_size = 0;	/* the only option that does not carry over */
+	a->dev_opt_after_last = NULL;
+	return 0;
+}
+
+static int o_replicas(void *p, const char *arg, struct printbuf *why)
+{
+	unsigned v;
+	int ret = mkfs_parse_replicas(cmd_opt_typed(), arg, &v, why);
+
+	A(p)->opts.meta_replicas = A(p)->opts.data_replicas = v;
+	return ret;
+}
+
+static int o_gc_reserve(void *p, const char *arg, struct printbuf *why)
+{
+	return mkfs_parse_uint(cmd_opt_typed(), arg, 5, 20, &A(p)->opts.gc_reserve, why);
+}
+
+static int o_root_reserve(void *p, const char *arg, struct printbuf *why)
+{
+	return mkfs_parse_uint(cmd_opt_typed(), arg, 0, 99, &A(p)->opts.root_reserve, why);
+}
+
+static int o_noacl(void *p, const char *arg, struct printbuf *why)
+{
+	A(p)->opts.acl = false;
+	return 0;
+}
+
+static int o_label(void *p, const char *arg, struct printbuf *why)
+{
+	A(p)->opts.label = arg;
+	return mkfs_check_label(cmd_opt_typed(), arg, why);
+}
+
+static int o_uuid(void *p, const char *arg, struct printbuf *why)
+{
+	return mkfs_parse_uuid(cmd_opt_typed(), arg, A(p)->opts.user_uuid, why);
+}
+
+static int o_tier(void *p, const char *arg, struct printbuf *why)
+{
+	/* the removed tier option of the 2018 tool: accepted, ignored */
+	fprintf(stderr, "bcachefs format: -t is obsolete and ignored\n");
+	return 0;
+}
+
+/* Device options: each must have a device after it. */
+static int dev_opt(void *p, int ret)
+{
+	A(p)->dev_opt_after_last = cmd_opt_typed();
+	return ret;
+}
+
+static int o_fs_size(void *p, const char *arg, struct printbuf *why)
+{
+	return dev_opt(p, mkfs_parse_fs_size(cmd_opt_typed(), arg, &A(p)->dev_opts.fs_size, why));
+}
+
+static int o_bucket_size(void *p, const char *arg, struct printbuf *why)
+{
+	return dev_opt(p, mkfs_parse_bucket_size(cmd_opt_typed(), arg,
+						 &A(p)->dev_opts.bucket_size, why));
+}
+
+static int o_group(void *p, const char *arg, struct printbuf *why)
+{
+	A(p)->dev_opts.group = arg;
+	return dev_opt(p, mkfs_check_group_path(cmd_opt_typed(), arg, why));
+}
+
+static int o_discard(void *p, const char *arg, struct printbuf *why)
+{
+	A(p)->dev_opts.discard = true;
+	return dev_opt(p, 0);
+}
+
+static int o_data_allowed(void *p, const char *arg, struct printbuf *why)
+{
+	return dev_opt(p, mkfs_parse_data_allowed(cmd_opt_typed(), arg,
+						  &A(p)->dev_opts.data_allowed, why));
+}
+
+static int o_durability(void *p, const char *arg, struct printbuf *why)
+{
+	return dev_opt(p, mkfs_parse_durability(cmd_opt_typed(), arg,
+						&A(p)->dev_opts.durability, why));
+}
+
+#define FA	struct format_args
+
+static const struct cmd_opt format_opts[] = {
+	CMD_OPT_SECTION("Filesystem options:"),
+	CMD_OPT_PARSE('b', "block_size", "SIZE", "Block size: 512, 1k, 2k or 4k (default: the\n"
+		      "devices' block size, at most 4k)", mkfs_parse_block_size, FA, opts.block_size),
+	CMD_OPT_PARSE(0, "btree_node_size", "SIZE", "Btree node size: a power of two, 512 to 1M\n"
+		      "(default: 256k, at most the smallest bucket)",
+		      mkfs_parse_btree_node_size, FA, opts.btree_node_size),
+	CMD_OPT_PARSE(0, "metadata_checksum_type", "(none|crc32c|crc64)", "default crc32c",
+		      mkfs_parse_csum, FA, opts.meta_csum),
+	CMD_OPT_PARSE(0, "data_checksum_type", "(none|crc32c|crc64)", "default crc32c",
+		      mkfs_parse_csum, FA, opts.data_csum),
+	CMD_OPT_PARSE(0, "compression_type", "(none|lz4|gzip|zstd)", "default none",
+		      mkfs_parse_compression, FA, opts.compression),
+	CMD_OPT_PARSE(0, "background_compression_type", "(none|lz4|gzip|zstd)", "default none",
+		      mkfs_parse_compression, FA, opts.background_compression),
+	CMD_OPT_PARSE(0, "str_hash", "(crc32c|crc64|siphash)", "default siphash",
+		      mkfs_parse_str_hash, FA, opts.str_hash),
+	CMD_OPT_FN(0, "replicas", "N", "Data and metadata replicas (1-3)", o_replicas),
+	CMD_OPT_PARSE(0, "data_replicas", "N", "Data replicas (1-3, default 1)",
+		      mkfs_parse_replicas, FA, opts.data_replicas),
+	CMD_OPT_PARSE(0, "metadata_replicas", "N", "Metadata replicas (1-3, default 1)",
+		      mkfs_parse_replicas, FA, opts.meta_replicas),
+	CMD_OPT_PARSE(0, "data_replicas_required", "N",
+		      "Data replicas a write needs to succeed (1-3, default 1)",
+		      mkfs_parse_replicas, FA, opts.data_replicas_req),
+	CMD_OPT_PARSE(0, "metadata_replicas_required", "N",
+		      "Metadata replicas a write needs to succeed (1-3, default 1)",
+		      mkfs_parse_replicas, FA, opts.meta_replicas_req),
+	CMD_OPT_STR(0, "foreground_target", "TARGET",
+		    "Device (as given here) or disk group to write to", FA, opts.foreground_target),
+	CMD_OPT_STR(0, "background_target", "TARGET", "Device or disk group to move data to",
+		    FA, opts.background_target),
+	CMD_OPT_STR(0, "promote_target", "TARGET", "Device or disk group to cache reads on",
+		    FA, opts.promote_target),
+	CMD_OPT_BOOL(0, "encrypted", "Encrypt the filesystem (ChaCha20/Poly1305); asks\n"
+		     "for a passphrase", FA, opts.encrypted),
+	CMD_OPT_STR(0, "passphrase-file", "FILE", "Read the passphrase from the first line of FILE",
+		    FA, passphrase_file),
+	{ .name = "passphrase_file", .arg = "FILE", .type = OPT_STR,
+	  .off = offsetof(FA, passphrase_file), .hidden = true },
+	CMD_OPT_BOOL(0, "no_passphrase", "Store the encryption key unencrypted", FA, no_passphrase),
+	CMD_OPT_PARSE('e', "error_action", "(continue|remount-ro|panic)", "default remount-ro",
+		      mkfs_parse_error_action, FA, opts.error_action),
+	CMD_OPT_FN(0, "gc_reserve_percent", "N", "5-20, default 8", o_gc_reserve),
+	CMD_OPT_FN(0, "root_reserve_percent", "N", "0-99, default 0", o_root_reserve),
+	CMD_OPT_BOOL(0, "inodes_32bit", "Keep inode numbers below 2^32", FA, opts.inodes_32bit),
+	CMD_OPT_BOOL(0, "wide_macs", "Store 128-bit MACs instead of 80-bit", FA, opts.wide_macs),
+	CMD_OPT_FN(0, "noacl", NULL, "Disable POSIX ACLs", o_noacl),
+	CMD_OPT_BOOL(0, "usrquota", "Enable user quotas", FA, opts.usrquota),
+	CMD_OPT_BOOL(0, "grpquota", "Enable group quotas", FA, opts.grpquota),
+	CMD_OPT_BOOL(0, "prjquota", "Enable project quotas", FA, opts.prjquota),
+	CMD_OPT_FN('L', "label", "LABEL", "Filesystem label (at most 32 bytes)", o_label),
+	CMD_OPT_FN('U', "uuid", "UUID", "Filesystem (external) UUID (default: random)", o_uuid),
+	CMD_OPT_BOOL('f', "force", "Format even if a device holds a filesystem\n"
+		     "or a partition table", FA, force),
+	CMD_OPT_BOOL(0, "no_initialize", "Only write the superblocks, as the 2018 tool did\n"
+		     "(the filesystem is initialised by fsck -y/-p);\n"
+		     "by default format also initialises it: journal,\n"
+		     "root directory, lost+found", FA, no_initialize),
+	CMD_OPT_STR(0, "source", "DIR", "Copy the tree under DIR into the new filesystem\n"
+		    "(DIR becomes its root directory)", FA, source),
+	{ .short_name = 't', .arg = "TIER", .type = OPT_FN, .fn = o_tier, .hidden = true },
+	CMD_OPT_BOOL('q', "quiet", "Print only errors", FA, quiet),
+	CMD_OPT_VERSION,
+	CMD_OPT_HELP,
+	CMD_OPT_SECTION("Device options (they apply to every device that follows, until changed):"),
+	CMD_OPT_FN(0, "fs_size", "SIZE", "Size of the filesystem on the next device only",
+		   o_fs_size),
+	CMD_OPT_FN(0, "bucket_size", "SIZE", "Bucket size (default: from the device size)",
+		   o_bucket_size),
+	CMD_OPT_FN('g', "group", "LABEL", "Disk group, e.g. ssd or hdd.fast", o_group),
+	CMD_OPT_FN(0, "discard", NULL, "Issue discards", o_discard),
+	CMD_OPT_FN(0, "data_allowed", "LIST",
+		   "Comma-separated: journal,btree,data (default all three)", o_data_allowed),
+	CMD_OPT_FN(0, "durability", "N", "0-2, default 1 (0: cache, 2: RAID device)",
+		   o_durability),
+	CMD_OPT_END
+};
+
+static const struct cmd_def format_def = {
+	.name		= "format",
+	.args		= "[DEVICE OPTION]... DEVICE...",
+	.about		= "Create a new bcachefs filesystem on one or more devices or image files.",
+	.opts		= format_opts,
+	.arg_fn		= arg_device,
+	.help_col	= 33,
+	.footer		=
 "SIZE is a number of bytes with an optional k, m, g, t, p or e suffix (powers\n"
 "of 1024). Example:\n"
 "  bcachefs format --group=ssd /dev/sdb --group=hdd /dev/sdc /dev/sdd \\\n"
@@ -96,106 +246,8 @@ const char cmd_format_usage[] =
 "or the superblocks were written but initialising the filesystem failed, which\n"
 "leaves a valid uninitialised filesystem), 2 formatted, but some xattrs of\n"
 "--source were too large to copy (each is named on standard error),\n"
-"16 usage error.\n";
-
-enum { EXIT_PARTIAL = 2 };
-
-enum {
-	O_btree_node_size = 256,
-	O_metadata_checksum_type,
-	O_data_checksum_type,
-	O_compression_type,
-	O_background_compression_type,
-	O_str_hash,
-	O_replicas,
-	O_data_replicas,
-	O_metadata_replicas,
-	O_data_replicas_required,
-	O_metadata_replicas_required,
-	O_foreground_target,
-	O_background_target,
-	O_promote_target,
-	O_encrypted,
-	O_passphrase_file,
-	O_no_passphrase,
-	O_gc_reserve_percent,
-	O_root_reserve_percent,
-	O_inodes_32bit,
-	O_wide_macs,
-	O_noacl,
-	O_usrquota,
-	O_grpquota,
-	O_prjquota,
-	O_no_initialize,
-	O_source,
-	O_fs_size,
-	O_bucket_size,
-	O_discard,
-	O_data_allowed,
-	O_durability,
+"16 usage error.\n",
 };
-
-static const struct option format_opts[] = {
-	{ "block_size",			required_argument, NULL, 'b' },
-	{ "btree_node_size",		required_argument, NULL, O_btree_node_size },
-	{ "metadata_checksum_type",	required_argument, NULL, O_metadata_checksum_type },
-	{ "data_checksum_type",		required_argument, NULL, O_data_checksum_type },
-	{ "compression_type",		required_argument, NULL, O_compression_type },
-	{ "background_compression_type", required_argument, NULL, O_background_compression_type },
-	{ "str_hash",			required_argument, NULL, O_str_hash },
-	{ "replicas",			required_argument, NULL, O_replicas },
-	{ "data_replicas",		required_argument, NULL, O_data_replicas },
-	{ "metadata_replicas",		required_argument, NULL, O_metadata_replicas },
-	{ "data_replicas_required",	required_argument, NULL, O_data_replicas_required },
-	{ "metadata_replicas_required",	required_argument, NULL, O_metadata_replicas_required },
-	{ "foreground_target",		required_argument, NULL, O_foreground_target },
-	{ "background_target",		required_argument, NULL, O_background_target },
-	{ "promote_target",		required_argument, NULL, O_promote_target },
-	{ "encrypted",			no_argument,	   NULL, O_encrypted },
-	{ "passphrase-file",		required_argument, NULL, O_passphrase_file },
-	{ "passphrase_file",		required_argument, NULL, O_passphrase_file },
-	{ "no_passphrase",		no_argument,	   NULL, O_no_passphrase },
-	{ "error_action",		required_argument, NULL, 'e' },
-	{ "gc_reserve_percent",		required_argument, NULL, O_gc_reserve_percent },
-	{ "root_reserve_percent",	required_argument, NULL, O_root_reserve_percent },
-	{ "inodes_32bit",		no_argument,	   NULL, O_inodes_32bit },
-	{ "wide_macs",			no_argument,	   NULL, O_wide_macs },
-	{ "noacl",			no_argument,	   NULL, O_noacl },
-	{ "usrquota",			no_argument,	   NULL, O_usrquota },
-	{ "grpquota",			no_argument,	   NULL, O_grpquota },
-	{ "prjquota",			no_argument,	   NULL, O_prjquota },
-	{ "label",			required_argument, NULL, 'L' },
-	{ "uuid",			required_argument, NULL, 'U' },
-	{ "force",			no_argument,	   NULL, 'f' },
-	{ "no_initialize",		no_argument,	   NULL, O_no_initialize },
-	{ "source",			required_argument, NULL, O_source },
-	{ "fs_size",			required_argument, NULL, O_fs_size },
-	{ "bucket_size",		required_argument, NULL, O_bucket_size },
-	{ "group",			required_argument, NULL, 'g' },
-	{ "discard",			no_argument,	   NULL, O_discard },
-	{ "data_allowed",		required_argument, NULL, O_data_allowed },
-	{ "durability",			required_argument, NULL, O_durability },
-	{ "quiet",			no_argument,	   NULL, 'q' },
-	{ "version",			no_argument,	   NULL, 'V' },
-	{ "help",			no_argument,	   NULL, 'h' },
-	{ NULL }
-};
-
-/* The name the user typed for the current option, for messages. */
-static const char *opt_name(int c, int longidx, char *buf, size_t len)
-{
-	if (longidx >= 0)
-		snprintf(buf, len, "--%s", format_opts[longidx].name);
-	else
-		snprintf(buf, len, "-%c", c);
-	return buf;
-}
-
-/* Parse error in an option value: usage error (exit 16). */
-static noreturn void bad_value(struct printbuf *err)
-{
-	cmd_usage_error(cmd_format_usage, "%s", printbuf_str(err));
-}
 
 /* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
 static void confirm_overwrite(const char *path, const char *what)
@@ -235,9 +287,9 @@ static void check_distinct(const struct mkfs_dev *devs, unsigned nr)
 		for (unsigned j = 0; j < i; j++)
 			if (dev_stacks_overlap(&s[i], &s[j])) {
 				if (!strcmp(devs[i].path, devs[j].path))
-					cmd_usage_error(cmd_format_usage, "device %s given twice",
+					cmd_usage_error(NULL, "device %s given twice",
 							devs[i].path);
-				cmd_usage_error(cmd_format_usage,
+				cmd_usage_error(NULL,
 						"%s and %s are the same device (or one is built on the other)",
 						devs[j].path, devs[i].path);
 			}
@@ -345,306 +397,150 @@ out:
 	return ret;
 }
 
-int cmd_format(int argc, char *argv[])
+/* What cannot be judged option by option: refused before anything is opened. */
+static void format_check_args(struct format_args *a)
 {
-	struct mkfs_opts opts;
-	struct mkfs_dev_opts dev_opts;
-	struct mkfs_dev *devs = NULL;
-	unsigned nr = 0, v;
-	bool force = false, quiet = false, no_passphrase = false, no_initialize = false;
-	int state = -1;
-	const char *passphrase_file = NULL, *dev_opt_after_last = NULL, *source = NULL;
-	char *passphrase = NULL;
-	size_t passphrase_len = 0;
-	struct printbuf err = PRINTBUF, warnings = PRINTBUF;
-	struct bch_source_opts so = { 0 };
-	struct bch_sb *sb = NULL;
-	char namebuf[64];
-	int c, longidx, ret;
+	struct printbuf err = PRINTBUF;
 
-	mkfs_opts_init(&opts);
-	mkfs_dev_opts_init(&dev_opts);
-
-	opterr = 0;	/* we report unknown options ourselves, as usage errors */
-	optind = 1;
-	while (longidx = -1,
-	       (c = getopt_long(argc, argv, "-:b:e:L:U:fg:t:qVh", format_opts, &longidx)) != -1) {
-		const char *name = opt_name(c, longidx, namebuf, sizeof(namebuf));
-
-		switch (c) {
-		case 1:		/* a device: takes the current device options */
-			devs = xrealloc(devs, (nr + 1) * sizeof(*devs));
-			memset(&devs[nr], 0, sizeof(devs[nr]));
-			devs[nr].path = optarg;
-			devs[nr].opts = dev_opts;
-			nr++;
-			dev_opts.fs_size = 0;	/* the only option that does not carry over */
-			dev_opt_after_last = NULL;
-			break;
-		case 'b':
-			if (mkfs_parse_block_size(name, optarg, &opts.block_size, &err))
-				bad_value(&err);
-			break;
-		case O_btree_node_size:
-			if (mkfs_parse_btree_node_size(name, optarg, &opts.btree_node_size, &err))
-				bad_value(&err);
-			break;
-		case O_metadata_checksum_type:
-			if (mkfs_parse_csum(name, optarg, &opts.meta_csum, &err))
-				bad_value(&err);
-			break;
-		case O_data_checksum_type:
-			if (mkfs_parse_csum(name, optarg, &opts.data_csum, &err))
-				bad_value(&err);
-			break;
-		case O_compression_type:
-			if (mkfs_parse_compression(name, optarg, &opts.compression, &err))
-				bad_value(&err);
-			break;
-		case O_background_compression_type:
-			if (mkfs_parse_compression(name, optarg, &opts.background_compression, &err))
-				bad_value(&err);
-			break;
-		case O_str_hash:
-			if (mkfs_parse_str_hash(name, optarg, &opts.str_hash, &err))
-				bad_value(&err);
-			break;
-		case O_replicas:
-			if (mkfs_parse_replicas(name, optarg, &v, &err))
-				bad_value(&err);
-			opts.meta_replicas = opts.data_replicas = v;
-			break;
-		case O_data_replicas:
-			if (mkfs_parse_replicas(name, optarg, &opts.data_replicas, &err))
-				bad_value(&err);
-			break;
-		case O_metadata_replicas:
-			if (mkfs_parse_replicas(name, optarg, &opts.meta_replicas, &err))
-				bad_value(&err);
-			break;
-		case O_data_replicas_required:
-			if (mkfs_parse_replicas(name, optarg, &opts.data_replicas_req, &err))
-				bad_value(&err);
-			break;
-		case O_metadata_replicas_required:
-			if (mkfs_parse_replicas(name, optarg, &opts.meta_replicas_req, &err))
-				bad_value(&err);
-			break;
-		case O_foreground_target:
-			opts.foreground_target = optarg;
-			break;
-		case O_background_target:
-			opts.background_target = optarg;
-			break;
-		case O_promote_target:
-			opts.promote_target = optarg;
-			break;
-		case O_encrypted:
-			opts.encrypted = true;
-			break;
-		case O_passphrase_file:
-			passphrase_file = optarg;
-			break;
-		case O_no_passphrase:
-			no_passphrase = true;
-			break;
-		case 'e':
-			if (mkfs_parse_error_action(name, optarg, &opts.error_action, &err))
-				bad_value(&err);
-			break;
-		case O_gc_reserve_percent:
-			if (mkfs_parse_uint(name, optarg, 5, 20, &opts.gc_reserve, &err))
-				bad_value(&err);
-			break;
-		case O_root_reserve_percent:
-			if (mkfs_parse_uint(name, optarg, 0, 99, &opts.root_reserve, &err))
-				bad_value(&err);
-			break;
-		case O_inodes_32bit:
-			opts.inodes_32bit = true;
-			break;
-		case O_wide_macs:
-			opts.wide_macs = true;
-			break;
-		case O_noacl:
-			opts.acl = false;
-			break;
-		case O_usrquota:
-			opts.usrquota = true;
-			break;
-		case O_grpquota:
-			opts.grpquota = true;
-			break;
-		case O_prjquota:
-			opts.prjquota = true;
-			break;
-		case 'L':
-			if (mkfs_check_label(name, optarg, &err))
-				bad_value(&err);
-			opts.label = optarg;
-			break;
-		case 'U':
-			if (mkfs_parse_uuid(name, optarg, opts.user_uuid, &err))
-				bad_value(&err);
-			break;
-		case 'f':
-			force = true;
-			break;
-		case O_no_initialize:
-			no_initialize = true;
-			break;
-		case O_source:
-			source = optarg;
-			break;
-		case 't':
-			/* the removed tier option of the 2018 tool: accepted, ignored */
-			fprintf(stderr, "bcachefs format: -t is obsolete and ignored\n");
-			break;
-		case O_fs_size:
-			if (mkfs_parse_fs_size(name, optarg, &dev_opts.fs_size, &err))
-				bad_value(&err);
-			dev_opt_after_last = "--fs_size";
-			break;
-		case O_bucket_size:
-			if (mkfs_parse_bucket_size(name, optarg, &dev_opts.bucket_size, &err))
-				bad_value(&err);
-			dev_opt_after_last = "--bucket_size";
-			break;
-		case 'g':
-			if (mkfs_check_group_path(name, optarg, &err))
-				bad_value(&err);
-			dev_opts.group = optarg;
-			dev_opt_after_last = "--group";
-			break;
-		case O_discard:
-			dev_opts.discard = true;
-			dev_opt_after_last = "--discard";
-			break;
-		case O_data_allowed:
-			if (mkfs_parse_data_allowed(name, optarg, &dev_opts.data_allowed, &err))
-				bad_value(&err);
-			dev_opt_after_last = "--data_allowed";
-			break;
-		case O_durability:
-			if (mkfs_parse_durability(name, optarg, &dev_opts.durability, &err))
-				bad_value(&err);
-			dev_opt_after_last = "--durability";
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			cmd_help(cmd_format_usage);
-		case 'V':
-			cmd_print_version();
-		default:
-			cmd_bad_option(cmd_format_usage, c, argv);
-		}
-	}
-	/* words after "--" are devices too */
-	for (; optind < argc; optind++) {
-		devs = xrealloc(devs, (nr + 1) * sizeof(*devs));
-		memset(&devs[nr], 0, sizeof(devs[nr]));
-		devs[nr].path = argv[optind];
-		devs[nr].opts = dev_opts;
-		nr++;
-		dev_opts.fs_size = 0;
-		dev_opt_after_last = NULL;
-	}
-
-	if (!nr)
-		cmd_usage_error(cmd_format_usage, "no device given");
-	if (dev_opt_after_last)
-		cmd_usage_error(cmd_format_usage,
-				"%s after the last device applies to no device "
+	if (!a->nr)
+		cmd_usage_error(NULL, "no device given");
+	if (a->dev_opt_after_last)
+		cmd_usage_error(NULL, "%s after the last device applies to no device "
 				"(device options go before the devices they apply to)",
-				dev_opt_after_last);
-	if (nr > BCH_SB_MEMBERS_MAX)
-		cmd_usage_error(cmd_format_usage, "%u devices given (allowed: at most %u)",
-				nr, BCH_SB_MEMBERS_MAX);
-	check_distinct(devs, nr);
-	if ((no_passphrase || passphrase_file) && !opts.encrypted)
-		cmd_usage_error(cmd_format_usage, "%s needs --encrypted",
-				no_passphrase ? "--no_passphrase" : "--passphrase-file");
-	if (no_passphrase && passphrase_file)
-		cmd_usage_error(cmd_format_usage,
-				"--no_passphrase and --passphrase-file exclude each other");
-	if (source && no_initialize)
-		cmd_usage_error(cmd_format_usage, "--source and --no_initialize exclude each other");
-	if (source) {
+				a->dev_opt_after_last);
+	if (a->nr > BCH_SB_MEMBERS_MAX)
+		cmd_usage_error(NULL, "%u devices given (allowed: at most %u)",
+				a->nr, BCH_SB_MEMBERS_MAX);
+	check_distinct(a->devs, a->nr);
+	if ((a->no_passphrase || a->passphrase_file) && !a->opts.encrypted)
+		cmd_usage_error(NULL, "%s needs --encrypted",
+				a->no_passphrase ? "--no_passphrase" : "--passphrase-file");
+	if (a->no_passphrase && a->passphrase_file)
+		cmd_usage_error(NULL, "--no_passphrase and --passphrase-file exclude each other");
+	if (a->source && a->no_initialize)
+		cmd_usage_error(NULL, "--source and --no_initialize exclude each other");
+	if (a->source) {
 		struct stat st;
 
 		errno = 0;
-		if (stat(source, &st) || !S_ISDIR(st.st_mode))
-			die("--source %s: %s", source,
+		if (stat(a->source, &st) || !S_ISDIR(st.st_mode))
+			die("--source %s: %s", a->source,
 			    errno ? strerror(errno) : "not a directory");
 	}
-	if (mkfs_check_config(&opts, devs, nr, &err))
-		bad_value(&err);
-	if (opts.meta_replicas_req > opts.meta_replicas ||
-	    opts.data_replicas_req > opts.data_replicas)
-		cmd_usage_error(cmd_format_usage,
-				"required replicas (%u metadata, %u data) exceed the wanted "
-				"replicas (%u, %u)", opts.meta_replicas_req,
-				opts.data_replicas_req, opts.meta_replicas, opts.data_replicas);
+	if (mkfs_check_config(&a->opts, a->devs, a->nr, &err))
+		cmd_usage_error(NULL, "%s", printbuf_str(&err));
+	if (a->opts.meta_replicas_req > a->opts.meta_replicas ||
+	    a->opts.data_replicas_req > a->opts.data_replicas)
+		cmd_usage_error(NULL, "required replicas (%u metadata, %u data) exceed the wanted "
+				"replicas (%u, %u)", a->opts.meta_replicas_req,
+				a->opts.data_replicas_req, a->opts.meta_replicas,
+				a->opts.data_replicas);
+	printbuf_exit(&err);
+}
 
-	/* The passphrase comes first, before any device is opened (spec 50 §2.6). */
-	if (opts.encrypted && !no_passphrase) {
-		ret = passphrase_file
-			? bch_read_passphrase_file(passphrase_file, &passphrase, &passphrase_len)
-			: bch_read_passphrase(STDIN_FILENO, "Enter passphrase: ", true,
-					      &passphrase, &passphrase_len);
-		if (ret == -EINVAL && !passphrase_file)
-			die("passphrases do not match");
-		if (ret)
-			die("error reading the passphrase from %s: %s",
-			    passphrase_file && strcmp(passphrase_file, "-") ? passphrase_file
-									 : "standard input",
-			    bch_err_str(ret));
-		if (!passphrase_len)
-			die("empty passphrase (use --no_passphrase to store the key unencrypted)");
-		opts.passphrase = passphrase;
-		opts.passphrase_len = passphrase_len;
-	}
+/* The passphrase comes first, before any device is opened (spec 50 §2.6). */
+static void format_passphrase(struct format_args *a)
+{
+	char *passphrase = NULL;
+	size_t len = 0;
+	int ret;
 
-	for (unsigned i = 0; i < nr; i++)
-		if ((ret = mkfs_dev_open(&devs[i], &err)))
-			goto fail;
+	if (!a->opts.encrypted || a->no_passphrase)
+		return;
+	ret = a->passphrase_file
+		? bch_read_passphrase_file(a->passphrase_file, &passphrase, &len)
+		: bch_read_passphrase(STDIN_FILENO, "Enter passphrase: ", true, &passphrase, &len);
+	if (ret == -EINVAL && !a->passphrase_file)
+		die("passphrases do not match");
+	if (ret)
+		die("error reading the passphrase from %s: %s",
+		    a->passphrase_file && strcmp(a->passphrase_file, "-") ? a->passphrase_file
+									   : "standard input",
+		    bch_err_str(ret));
+	if (!len)
+		die("empty passphrase (use --no_passphrase to store the key unencrypted)");
+	a->opts.passphrase = passphrase;
+	a->opts.passphrase_len = len;
+}
 
-	if ((ret = mkfs_geometry(&opts, devs, nr, &err)) ||
-	    (ret = mkfs_build_sb(&opts, devs, nr, &sb, &err)) ||
-	    (ret = mkfs_check(sb, nr, &err)))
-		goto fail;
+/*
+ * Open the devices, build the superblock, ask before overwriting what a
+ * device holds (unless --force), write the superblocks.
+ */
+static int format_write(struct format_args *a, struct bch_sb **sb, struct printbuf *err)
+{
+	int ret;
 
-	if (!force)
-		for (unsigned i = 0; i < nr; i++) {
+	for (unsigned i = 0; i < a->nr; i++)
+		if ((ret = mkfs_dev_open(&a->devs[i], err)))
+			return ret;
+
+	if ((ret = mkfs_geometry(&a->opts, a->devs, a->nr, err)) ||
+	    (ret = mkfs_build_sb(&a->opts, a->devs, a->nr, sb, err)) ||
+	    (ret = mkfs_check(*sb, a->nr, err)))
+		return ret;
+
+	if (!a->force)
+		for (unsigned i = 0; i < a->nr; i++) {
 			struct printbuf what = PRINTBUF;
 
-			if ((ret = mkfs_dev_probe(&devs[i], &what, &err))) {
-				printbuf_exit(&what);
-				goto fail;
-			}
-			if (what.pos)
-				confirm_overwrite(devs[i].path, printbuf_str(&what));
+			ret = mkfs_dev_probe(&a->devs[i], &what, err);
+			if (!ret && what.pos)
+				confirm_overwrite(a->devs[i].path, printbuf_str(&what));
 			printbuf_exit(&what);
+			if (ret)
+				return ret;
 		}
 
-	if ((ret = mkfs_write(sb, devs, nr, &err)))
-		goto fail;
+	return mkfs_write(*sb, a->devs, a->nr, err);
+}
 
+static void format_args_exit(struct format_args *a)
+{
+	if (a->opts.passphrase)
+		bch_passphrase_free((char *)a->opts.passphrase, a->opts.passphrase_len);
+	a->opts.passphrase = NULL;
+	for (unsigned i = 0; i < a->nr; i++)
+		mkfs_dev_close(&a->devs[i]);
+	free(a->devs);
+	a->devs = NULL;
+	a->nr = 0;
+}
+
+int cmd_format(int argc, char *argv[])
+{
+	struct format_args a = { 0 };
+	struct printbuf err = PRINTBUF, warnings = PRINTBUF;
+	struct bch_source_opts so = { 0 };
+	struct bch_sb *sb = NULL;
+	int state = -1, ret;
+
+	mkfs_opts_init(&a.opts);
+	mkfs_dev_opts_init(&a.dev_opts);
+	cmd_parse(&format_def, &a, argc, argv);
+	format_check_args(&a);
+	format_passphrase(&a);
+
+	ret = format_write(&a, &sb, &err);
+	if (ret) {
+		format_args_exit(&a);
+		/* -EINVAL: an option value that does not fit (bad target, sizes) */
+		if (ret == -EINVAL)
+			cmd_usage_error(NULL, "%s", printbuf_str(&err));
+		die("%s", printbuf_str(&err));
+	}
 
 	/*
 	 * The devices stay open (and held: dev.h) until the filesystem is
 	 * initialised, so no other process gets in between; the open below
 	 * shares their holds.
 	 */
-	so.dir = source;
+	so.dir = a.source;
 	so.warnings = &warnings;
-	if (!no_initialize &&
-	    (ret = format_initialize(devs, nr, passphrase, passphrase_len, &so, quiet,
-				     &state, &err))) {
-		if (passphrase)
-			bch_passphrase_free(passphrase, passphrase_len);
+	if (!a.no_initialize &&
+	    (ret = format_initialize(a.devs, a.nr, a.opts.passphrase, a.opts.passphrase_len,
+				     &so, a.quiet, &state, &err))) {
+		format_args_exit(&a);
 		die("initialising the filesystem failed: %s\n%s%s", bch_err_str(ret),
 		    printbuf_str(&err),
 		    state == 0 ? "the superblocks were written: the filesystem is valid but "
@@ -653,30 +549,17 @@ int cmd_format(int argc, char *argv[])
 				"check it with fsck -n" :
 				"the devices hold no filesystem that opens");
 	}
-	if (passphrase)
-		bch_passphrase_free(passphrase, passphrase_len);
-	if (!quiet)
-		print_result(&devs[0], sb);
-	for (unsigned i = 0; i < nr; i++)
-		mkfs_dev_close(&devs[i]);
+	if (!a.quiet)
+		print_result(&a.devs[0], sb);
+	format_args_exit(&a);
 
 	/* what --source could not copy, and a status that says so */
 	fputs(printbuf_str(&warnings), stderr);
 	if (so.nr_xattrs_too_big)
 		fprintf(stderr, "bcachefs format: formatted, but %" PRIu64 " xattr%s of %s could not be copied\n",
-			so.nr_xattrs_too_big, so.nr_xattrs_too_big == 1 ? "" : "s", source);
+			so.nr_xattrs_too_big, so.nr_xattrs_too_big == 1 ? "" : "s", a.source);
 	printbuf_exit(&warnings);
-	free(devs);
 	free(sb);
 	printbuf_exit(&err);
 	return so.nr_xattrs_too_big ? EXIT_PARTIAL : EXIT_OK;
-fail:
-	if (passphrase)
-		bch_passphrase_free(passphrase, passphrase_len);
-	for (unsigned i = 0; i < nr; i++)
-		mkfs_dev_close(&devs[i]);
-	/* -EINVAL: an option value that does not fit (bad target, sizes) */
-	if (ret == -EINVAL)
-		cmd_usage_error(cmd_format_usage, "%s", printbuf_str(&err));
-	die("%s", printbuf_str(&err));
 }

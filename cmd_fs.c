@@ -7,6 +7,7 @@
  * devices (DEV[:DEV...]).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -120,7 +121,8 @@ static void dev_names(struct bch_handle *h, struct dev_row *rows, unsigned nr)
 struct rep_entry {
 	unsigned	data_type;
 	uint64_t	devs;
-	uint64_t	sectors;
+	uint64_t	sectors;	/* on disk, one copy */
+	uint64_t	uncompressed;	/* before compression, one copy */
 	bool		counted;	/* journal entries have no count */
 	bool		unmarked;	/* not in the superblock */
 };
@@ -140,8 +142,8 @@ static size_t replicas_entries(struct bch_handle *h, const struct bch_sb *sb,
 			char tail[16] = "";
 			const char *nl = strchr(p, '\n');
 
-			if (!nl || sscanf(p, "%u %" SCNx64 " %" SCNu64 " %15s", &r.data_type, &r.devs,
-					  &r.sectors, tail) < 3)
+			if (!nl || sscanf(p, "%u %" SCNx64 " %" SCNu64 " %" SCNu64 " %15s",
+					  &r.data_type, &r.devs, &r.sectors, &r.uncompressed, tail) < 4)
 				break;
 			r.counted = strcmp(tail, "-") != 0;
 			r.unmarked = !strcmp(tail, "unmarked");
@@ -168,14 +170,14 @@ static size_t replicas_entries(struct bch_handle *h, const struct bch_sb *sb,
 }
 
 /* What the mount found and repaired (BCH_CTL_INTEGRITY); have = false when not asked. */
-struct integrity {
+static struct integrity {
 	bool		have;
 	char		action[32];
 	bool		read_only;
 	uint64_t	nodes_bad, node_copies_repaired, data_bad, data_copies_repaired;
-};
+} integ;
 
-static void integrity_get(struct bch_handle *h, struct integrity *in)
+static void integrity_read(struct bch_handle *h, struct integrity *in)
 {
 	const char *p;
 
@@ -219,6 +221,109 @@ static void print_integrity_text(struct printbuf *out, const struct integrity *i
 	pr_buf(out, "  %-34s%12" PRIu64 "\n", "data copies repaired on read:", in->data_copies_repaired);
 }
 
+static void print_integrity_json(struct json *j, const struct integrity *in)
+{
+	if (!in->have)
+		return;
+	json_obj_begin(j, "integrity");
+	json_str(j, "error_action", in->action);
+	json_bool(j, "read_only", in->read_only);
+	json_u64(j, "nodes_bad", in->nodes_bad);
+	json_u64(j, "node_copies_repaired", in->node_copies_repaired);
+	json_u64(j, "data_bad", in->data_bad);
+	json_u64(j, "data_copies_repaired", in->data_copies_repaired);
+	json_obj_end(j);
+}
+
+/*
+ * The space accounting (BCH_CTL_SPACE, sectors): the same numbers statfs
+ * gives df. A kernel does not answer it: then what BCH_IOCTL_USAGE says.
+ */
+struct space {
+	bool		have;
+	uint64_t	capacity, used, free, reserved, available;
+	uint64_t	reserve_btree, reserve_nodata, reserve_promised;
+	/* every copy, by data type */
+	uint64_t	disk[BCH_DATA_NR], uncompressed[BCH_DATA_NR];
+	/* one copy, by data type and number of copies */
+	uint64_t	unc_copy[BCH_DATA_NR][BCH_REPLICAS_MAX];
+	struct {
+		bool		have;
+		uint64_t	capacity, used, free, reserved, available;
+	} dev[BCH_CTL_USAGE_DEVS_MAX];
+};
+
+static void space_read(struct bch_handle *h, const struct bch_ioctl_usage *u, struct space *s)
+{
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "capacity",		offsetof(struct space, capacity) },
+		{ "used",		offsetof(struct space, used) },
+		{ "free",		offsetof(struct space, free) },
+		{ "reserved",		offsetof(struct space, reserved) },
+		{ "reserve_btree",	offsetof(struct space, reserve_btree) },
+		{ "reserve_nodata",	offsetof(struct space, reserve_nodata) },
+		{ "reserve_promised",	offsetof(struct space, reserve_promised) },
+		{ "available",		offsetof(struct space, available) },
+	};
+	const char *p;
+
+	memset(s, 0, sizeof(*s));
+	if (bch_ioctl(h, BCH_CTL_SPACE, NULL) < 0) {
+		/* a kernel: its capacity is what data may take, its used includes reservations */
+		s->capacity = u->fs.capacity;
+		s->used = u->fs.used;
+		s->free = s->available = u->fs.capacity > u->fs.used ? u->fs.capacity - u->fs.used : 0;
+		for (unsigned t = 0; t < BCH_DATA_NR; t++)
+			for (unsigned r = 0; r < BCH_REPLICAS_MAX; r++) {
+				s->disk[t] += u->fs.sectors[t][r] * (r + 1);
+				s->uncompressed[t] += u->fs.sectors[t][r] * (r + 1);
+				s->unc_copy[t][r] = u->fs.sectors[t][r];
+			}
+		return;
+	}
+	s->have = true;
+	for (p = printbuf_str(&h->msg); *p;) {
+		const char *nl = strchr(p, '\n');
+		char name[32];
+		uint64_t v[6];
+		unsigned t, r, i;
+
+		if (!nl)
+			break;
+		if (sscanf(p, "data %u %u %" SCNu64 " %" SCNu64, &t, &r, &v[0], &v[1]) == 4) {
+			if (t < BCH_DATA_NR && r >= 1 && r <= BCH_REPLICAS_MAX) {
+				s->disk[t] += v[0];
+				s->uncompressed[t] += v[1];
+				s->unc_copy[t][r - 1] = t == BCH_DATA_CACHED ? v[1] : v[1] / r;
+			}
+		} else if (sscanf(p, "dev %u %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+				  &i, &v[0], &v[1], &v[2], &v[3], &v[4]) == 6) {
+			if (i < BCH_CTL_USAGE_DEVS_MAX) {
+				s->dev[i].have = true;
+				s->dev[i].capacity = v[0];
+				s->dev[i].used = v[1];
+				s->dev[i].free = v[2];
+				s->dev[i].reserved = v[3];
+				s->dev[i].available = v[4];
+			}
+		} else if (sscanf(p, "%31s %" SCNu64, name, &v[0]) == 2) {
+			for (i = 0; i < ARRAY_SIZE(f); i++)
+				if (!strcmp(name, f[i].name))
+					*(uint64_t *)((char *)s + f[i].off) = v[0];
+		}
+		p = nl + 1;
+	}
+}
+
+/* The available space of device @d (its row of the accounting, else its free buckets). */
+static uint64_t dev_available(const struct space *s, unsigned idx,
+			      const struct bch_ioctl_dev_usage *d)
+{
+	if (s->have && idx < BCH_CTL_USAGE_DEVS_MAX && s->dev[idx].have)
+		return s->dev[idx].available;
+	return d->buckets[BCH_DATA_NONE] * d->bucket_size;
+}
+
 static void pr_devs(struct printbuf *out, uint64_t devs)
 {
 	bool first = true;
@@ -238,8 +343,9 @@ static const char *type_name(unsigned t)
 }
 
 static void print_text(struct printbuf *out, const struct bch_sb *sb,
-		       const struct bch_ioctl_usage *u, struct dev_row *rows, unsigned nr_rows,
-		       struct rep_entry *re, size_t nr_re, const struct integrity *in)
+		       const struct bch_ioctl_usage *u, const struct space *s,
+		       struct dev_row *rows, unsigned nr_rows,
+		       struct rep_entry *re, size_t nr_re)
 {
 	static const unsigned fs_types[] = { BCH_DATA_BTREE, BCH_DATA_USER, BCH_DATA_CACHED };
 	static const unsigned dev_types[] = {
@@ -250,10 +356,33 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 	pr_str(out, "Filesystem ");
 	pr_uuid(out, sb->user_uuid.b);
 	pr_str(out, ":\n");
+	/* used + reserved + available = size */
 	pr_buf(out, "%-20s", "Size:");
-	col(out, u->fs.capacity, 12);
+	col(out, s->capacity, 12);
 	pr_buf(out, "\n%-20s", "Used:");
-	col(out, u->fs.used, 12);
+	col(out, s->used, 12);
+	pr_buf(out, "\n%-20s", "Reserved:");
+	col(out, s->reserved, 12);
+	pr_buf(out, "\n%-20s", "Available:");
+	col(out, s->available, 12);
+	pr_buf(out, "\n\n%-20s%12s%14s\n", "Data (all copies):", "on disk", "uncompressed");
+	for (i = 0; i < ARRAY_SIZE(dev_types); i++) {
+		unsigned t = dev_types[i];
+		struct printbuf name = PRINTBUF;
+		uint64_t disk = s->disk[t], unc = s->uncompressed[t];
+
+		if (t == BCH_DATA_SB || t == BCH_DATA_JOURNAL)
+			for (unsigned k = 0; k < nr_rows; k++)
+				disk += rows[k].u->sectors[t];
+		if (t == BCH_DATA_SB || t == BCH_DATA_JOURNAL)
+			unc = disk;
+		pr_buf(&name, "  %s:", type_name(t));
+		pr_buf(out, "%-20s", printbuf_str(&name));
+		printbuf_exit(&name);
+		col(out, disk, 12);
+		col(out, unc, 14);
+		pr_char(out, '\n');
+	}
 	pr_buf(out, "\n%-20s%12s%12s%12s%12s\n", "By replicas:", "1x", "2x", "3x", "4x");
 	for (i = 0; i < ARRAY_SIZE(fs_types); i++) {
 		struct printbuf name = PRINTBUF;
@@ -271,19 +400,21 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 	pr_buf(out, "\n%-20s", "  online reserved:");
 	col(out, u->fs.online_reserved, 12);
 	pr_char(out, '\n');
-	print_integrity_text(out, in);
+	print_integrity_text(out, &integ);
 
 	if (nr_re) {
-		pr_str(out, "\nBy replicas entry:\n");
+		pr_buf(out, "\n%-30s%12s%14s\n", "By replicas entry (one copy):", "on disk", "uncompressed");
 		for (size_t j = 0; j < nr_re; j++) {
 			struct printbuf d = PRINTBUF;
 
 			pr_devs(&d, re[j].devs);
 			pr_buf(out, "  %-10s%-18s", type_name(re[j].data_type), printbuf_str(&d));
-			if (re[j].counted)
+			if (re[j].counted) {
 				col(out, re[j].sectors, 12);
-			else
-				pr_buf(out, "%12s", "-");
+				col(out, re[j].uncompressed, 14);
+			} else {
+				pr_buf(out, "%12s%14s", "-", "-");
+			}
 			if (re[j].unmarked)
 				pr_str(out, "  (not in the superblock)");
 			pr_char(out, '\n');
@@ -293,11 +424,9 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 
 	for (i = 0; i < nr_rows; i++) {
 		const struct bch_ioctl_dev_usage *d = rows[i].u;
-		uint64_t avail = d->nr_buckets, frag;
+		uint64_t avail = dev_available(s, rows[i].idx, d), frag;
 		struct printbuf head = PRINTBUF;
 
-		for (unsigned t = BCH_DATA_SB; t <= BCH_DATA_USER; t++)
-			avail = avail > d->buckets[t] ? avail - d->buckets[t] : 0;
 		pr_buf(&head, "%s (device %u):", rows[i].label, rows[i].idx);
 		pr_buf(out, "\n%-20s%24s%12s\n", printbuf_str(&head), rows[i].name,
 		       bch_member_state_name(d->state));
@@ -318,16 +447,18 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 			printbuf_exit(&name);
 		}
 		pr_buf(out, "%-20s", "  available:");
-		col(out, avail * d->bucket_size, 12);
-		pr_buf(out, "%12" PRIu64 "\n%-20s", avail, "  capacity:");
+		col(out, avail, 12);
+		pr_buf(out, "%12" PRIu64 "\n%-20s", d->bucket_size ? avail / d->bucket_size : 0,
+		       "  capacity:");
 		col(out, d->nr_buckets * d->bucket_size, 12);
 		pr_buf(out, "%12" PRIu64 "\n", d->nr_buckets);
 	}
 }
 
 static void print_json(struct printbuf *out, const struct bch_sb *sb,
-		       const struct bch_ioctl_usage *u, struct dev_row *rows, unsigned nr_rows,
-		       struct rep_entry *re, size_t nr_re, const struct integrity *in)
+		       const struct bch_ioctl_usage *u, const struct space *s,
+		       struct dev_row *rows, unsigned nr_rows,
+		       struct rep_entry *re, size_t nr_re)
 {
 	struct json j;
 	unsigned i, r, t;
@@ -335,17 +466,41 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 	json_init(&j, out, true);
 	json_obj_begin(&j, NULL);
 	json_uuid(&j, "uuid", sb->user_uuid.b);
-	json_u64(&j, "capacity", u->fs.capacity << 9);
-	json_u64(&j, "used", u->fs.used << 9);
+	json_u64(&j, "capacity", s->capacity << 9);
+	json_u64(&j, "used", s->used << 9);
+	json_u64(&j, "free", s->free << 9);
+	json_u64(&j, "reserved", s->reserved << 9);
+	json_u64(&j, "available", s->available << 9);
+	json_obj_begin(&j, "reserve");
+	json_u64(&j, "btree", s->reserve_btree << 9);
+	json_u64(&j, "members_without_data", s->reserve_nodata << 9);
+	json_u64(&j, "reservations", s->reserve_promised << 9);
+	json_obj_end(&j);
 	json_u64(&j, "online_reserved", u->fs.online_reserved << 9);
+	json_obj_begin(&j, "data");
+	for (t = BCH_DATA_SB; t < BCH_DATA_NR; t++) {
+		uint64_t disk = s->disk[t], unc = s->uncompressed[t];
+
+		if (t == BCH_DATA_SB || t == BCH_DATA_JOURNAL) {
+			for (i = 0; i < nr_rows; i++)
+				disk += rows[i].u->sectors[t];
+			unc = disk;
+		}
+		json_obj_begin(&j, type_name(t));
+		json_u64(&j, "bytes", disk << 9);
+		json_u64(&j, "uncompressed_bytes", unc << 9);
+		json_obj_end(&j);
+	}
+	json_obj_end(&j);
 	json_arr_begin(&j, "by_replicas");
 	for (t = 0; t < BCH_DATA_NR; t++)
 		for (r = 0; r < BCH_REPLICAS_MAX; r++)
-			if (u->fs.sectors[t][r]) {
+			if (u->fs.sectors[t][r] || s->unc_copy[t][r]) {
 				json_obj_begin(&j, NULL);
 				json_str(&j, "data_type", type_name(t));
 				json_u64(&j, "nr_replicas", r + 1);
 				json_u64(&j, "bytes", u->fs.sectors[t][r] << 9);
+				json_u64(&j, "uncompressed_bytes", s->unc_copy[t][r] << 9);
 				json_obj_end(&j);
 			}
 	json_arr_end(&j);
@@ -362,8 +517,10 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 			if (re[k].devs & (1ULL << d))
 				json_u64(&j, NULL, d);
 		json_arr_end(&j);
-		if (re[k].counted)
+		if (re[k].counted) {
 			json_u64(&j, "bytes", re[k].sectors << 9);
+			json_u64(&j, "uncompressed_bytes", re[k].uncompressed << 9);
+		}
 		json_bool(&j, "in_superblock", !re[k].unmarked);
 		json_obj_end(&j);
 	}
@@ -371,10 +528,8 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 	json_arr_begin(&j, "devices");
 	for (i = 0; i < nr_rows; i++) {
 		const struct bch_ioctl_dev_usage *d = rows[i].u;
-		uint64_t avail = d->nr_buckets;
+		uint64_t avail = dev_available(s, rows[i].idx, d);
 
-		for (t = BCH_DATA_SB; t <= BCH_DATA_USER; t++)
-			avail = avail > d->buckets[t] ? avail - d->buckets[t] : 0;
 		json_obj_begin(&j, NULL);
 		json_u64(&j, "index", rows[i].idx);
 		json_str(&j, "label", rows[i].label);
@@ -383,8 +538,11 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 		json_u64(&j, "bucket_size", (uint64_t)d->bucket_size << 9);
 		json_u64(&j, "nr_buckets", d->nr_buckets);
 		json_u64(&j, "capacity", d->nr_buckets * d->bucket_size << 9);
-		json_u64(&j, "available_buckets", avail);
-		json_u64(&j, "available", avail * d->bucket_size << 9);
+		json_u64(&j, "free_buckets", d->buckets[BCH_DATA_NONE]);
+		if (rows[i].idx < BCH_CTL_USAGE_DEVS_MAX && s->dev[rows[i].idx].have)
+			json_u64(&j, "reserved", s->dev[rows[i].idx].reserved << 9);
+		json_u64(&j, "available_buckets", d->bucket_size ? avail / d->bucket_size : 0);
+		json_u64(&j, "available", avail << 9);
 		json_obj_begin(&j, "data");
 		for (t = BCH_DATA_SB; t < BCH_DATA_NR; t++) {
 			json_obj_begin(&j, type_name(t));
@@ -398,16 +556,7 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
-	if (in->have) {
-		json_obj_begin(&j, "integrity");
-		json_str(&j, "error_action", in->action);
-		json_bool(&j, "read_only", in->read_only);
-		json_u64(&j, "nodes_bad", in->nodes_bad);
-		json_u64(&j, "node_copies_repaired", in->node_copies_repaired);
-		json_u64(&j, "data_bad", in->data_bad);
-		json_u64(&j, "data_copies_repaired", in->data_copies_repaired);
-		json_obj_end(&j);
-	}
+	print_integrity_json(&j, &integ);
 	json_obj_end(&j);
 	pr_char(out, '\n');
 }
@@ -433,8 +582,7 @@ static struct bch_sb *usage_sb(struct bch_handle *h)
 			return buf;
 		free(buf);
 		if (!ret) {
-			fprintf(stderr, "bcachefs: the superblock read back is malformed\n");
-			exit(EXIT_FAIL);
+			online_die("the superblock read back is malformed");
 		}
 		if (ret == -ERANGE && size < (64U << 20)) {
 			size *= 2;
@@ -464,8 +612,8 @@ static void fs_usage(const char *arg, bool json)
 	struct bch_ioctl_usage *u;
 	struct dev_row *rows;
 	struct rep_entry *re;
+	struct space *space;
 	size_t nr_re;
-	struct integrity in;
 	struct printbuf out = PRINTBUF;
 	long ret;
 
@@ -509,12 +657,15 @@ static void fs_usage(const char *arg, bool json)
 	dev_names(h, rows, nr_rows);
 	qsort(rows, nr_rows, sizeof(*rows), row_cmp);
 	nr_re = replicas_entries(h, sb, &re);
-	integrity_get(h, &in);
+	space = xcalloc(1, sizeof(*space));
+	space_read(h, u, space);
+	integrity_read(h, &integ);
 
 	if (json)
-		print_json(&out, sb, u, rows, nr_rows, re, nr_re, &in);
+		print_json(&out, sb, u, space, rows, nr_rows, re, nr_re);
 	else
-		print_text(&out, sb, u, rows, nr_rows, re, nr_re, &in);
+		print_text(&out, sb, u, space, rows, nr_rows, re, nr_re);
+	free(space);
 	fputs(printbuf_str(&out), stdout);
 	printbuf_exit(&out);
 	free(re);

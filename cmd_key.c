@@ -14,6 +14,7 @@
  * parameters format uses), refuses an empty new passphrase and mounted
  * devices, and both drop the keyring keys that no longer fit.
  */
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/codec/crypto.h"
 #include "libbcachefs/dev/dev.h"
@@ -24,61 +25,11 @@
 #include "libbcachefs/util/util.h"
 
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-const char cmd_unlock_usage[] =
-	"Usage: bcachefs unlock [OPTION]... DEVICE\n"
-	"Put the key of an encrypted filesystem in the kernel keyring, so that it can\n"
-	"be mounted and opened by the other commands without the passphrase.\n"
-	"\n"
-	"  -c, --check            only check whether DEVICE is encrypted with a\n"
-	"                         passphrase and still locked (see exit status)\n"
-	"  -k, --keyring KEYRING  user (default), session or user_session\n"
-	"      --passphrase-file FILE  read the passphrase from the first line of FILE\n"
-	"                         (- for standard input; -f is an older spelling)\n"
-	"  -h, --help             display this help and exit\n"
-	"\n"
-	"Without --passphrase-file the passphrase is read from standard input: with\n"
-	"a prompt and without echo on a terminal, otherwise one line, no prompt. Two\n"
-	"keys are added, both named bcachefs:<external uuid> and holding the key\n"
-	"derived from the passphrase: a \"logon\" key for the kernel and a \"user\"\n"
-	"key for the tools.\n"
-	"\n"
-	"Exit status: 0 unlocked (with -c: encrypted and locked, unlock needed);\n"
-	"1 not encrypted, key stored without passphrase, wrong passphrase or any\n"
-	"other failure; 2 with -c: already unlocked (a fitting key is in a keyring);\n"
-	"16 usage error.\n";
-
-const char cmd_set_passphrase_usage[] =
-	"Usage: bcachefs set-passphrase DEVICE...\n"
-	"Change the passphrase of an unmounted encrypted filesystem (give all its\n"
-	"devices), or give one to a filesystem whose key is stored unencrypted.\n"
-	"\n"
-	"  -h, --help             display this help and exit\n"
-	"\n"
-	"The current key is taken from the keyring (see 'bcachefs unlock'); otherwise\n"
-	"the current passphrase is asked first. Then the new passphrase is asked twice\n"
-	"on a terminal. When standard input is not a terminal, its lines are used\n"
-	"without prompts: the current passphrase (only when it is needed), then the\n"
-	"new one. Every superblock copy of every device is rewritten; keyring keys of\n"
-	"the old passphrase are removed.\n";
-
-const char cmd_remove_passphrase_usage[] =
-	"Usage: bcachefs remove-passphrase DEVICE...\n"
-	"Store the master key of an unmounted encrypted filesystem unencrypted (give\n"
-	"all its devices): the data stays encrypted, but no passphrase is needed to\n"
-	"open it.\n"
-	"\n"
-	"  -h, --help             display this help and exit\n"
-	"\n"
-	"The current key is taken from the keyring (see 'bcachefs unlock'); otherwise\n"
-	"the current passphrase is read from standard input (with a prompt on a\n"
-	"terminal). Every superblock copy of every device is rewritten; keyring keys\n"
-	"of the old passphrase are removed.\n";
 
 enum { EXIT_UNLOCKED = 2 };
 
@@ -149,53 +100,73 @@ static bool unlock_have_key(const char *uuid, const struct bch_sb_field_crypt *c
 	return ok;
 }
 
+struct unlock_args {
+	bool			check;
+	enum bch_keyring	ring;
+	const char		*pass_file;
+};
+
+static int opt_keyring(void *opts, const char *arg, struct printbuf *why)
+{
+	if (!parse_keyring(arg, &((struct unlock_args *)opts)->ring))
+		return 0;
+	pr_buf(why, "unknown keyring '%s' (user, session or user_session)", arg);
+	return -1;
+}
+
+static const struct cmd_opt unlock_opts[] = {
+	CMD_OPT_BOOL('c', "check", "only check whether DEVICE is encrypted with a\n"
+		     "passphrase and still locked (see exit status)", struct unlock_args, check),
+	CMD_OPT_FN('k', "keyring", "KEYRING", "user (default), session or user_session",
+		   opt_keyring),
+	CMD_OPT_STR('f', "passphrase-file", "FILE", "read the passphrase from the first line of FILE\n"
+		    "(- for standard input; -f is an older spelling)", struct unlock_args, pass_file),
+	{ .name = "passphrase_file", .arg = "FILE", .type = OPT_STR,
+	  .off = offsetof(struct unlock_args, pass_file), .hidden = true },
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def unlock_def = {
+	.name		= "unlock",
+	.args		= "DEVICE",
+	.about		= "Put the key of an encrypted filesystem in the kernel keyring, so that it can\n"
+			  "be mounted and opened by the other commands without the passphrase.",
+	.opts		= unlock_opts,
+	.footer		=
+	"Without --passphrase-file the passphrase is read from standard input: with\n"
+	"a prompt and without echo on a terminal, otherwise one line, no prompt. Two\n"
+	"keys are added, both named bcachefs:<external uuid> and holding the key\n"
+	"derived from the passphrase: a \"logon\" key for the kernel and a \"user\"\n"
+	"key for the tools.\n"
+	"\n"
+	"Exit status: 0 unlocked (with -c: encrypted and locked, unlock needed);\n"
+	"1 not encrypted, key stored without passphrase, wrong passphrase or any\n"
+	"other failure; 2 with -c: already unlocked (a fitting key is in a keyring);\n"
+	"16 usage error.\n",
+	.min_args	= 1,
+	.max_args	= 1,
+	.no_args_msg	= "no device given",
+	.too_many_msg	= "too many arguments: one device only",
+};
+
 int cmd_unlock(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "check",		no_argument,		NULL, 'c' },
-		{ "keyring",		required_argument,	NULL, 'k' },
-		{ "passphrase-file",	required_argument,	NULL, 'f' },
-		{ "passphrase_file",	required_argument,	NULL, 'f' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
-	};
-	enum bch_keyring ring = BCH_KEYRING_USER;
-	const char *pass_file = NULL, *path;
+	struct unlock_args a = { .ring = BCH_KEYRING_USER };
+	const char *path = argv[cmd_parse(&unlock_def, &a, argc, argv)];
+	enum bch_keyring ring;
+	const char *pass_file;
 	const struct bch_sb_field_crypt *cf;
 	struct bch_sb_handle h = { 0 };
 	struct bch_key wk, master;
-	bool check = false;
+	bool check;
 	char uuid[37], *pass;
 	size_t len;
-	int opt, ret;
+	int ret;
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":ck:f:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'c':
-			check = true;
-			break;
-		case 'k':
-			if (parse_keyring(optarg, &ring))
-				cmd_usage_error(cmd_unlock_usage,
-						"unknown keyring '%s' (user, session or user_session)",
-						optarg);
-			break;
-		case 'f':
-			pass_file = optarg;
-			break;
-		case 'h':
-			cmd_help(cmd_unlock_usage);
-		default:
-			cmd_bad_option(cmd_unlock_usage, opt, argv);
-		}
-	}
-	if (optind >= argc)
-		cmd_usage_error(cmd_unlock_usage, "no device given");
-	if (argc - optind > 1)
-		cmd_usage_error(cmd_unlock_usage, "too many arguments: one device only");
-	path = argv[optind];
-
+	ring = a.ring;
+	pass_file = a.pass_file;
+	check = a.check;
 	unlock_read_sb(path, &h);
 	cf = bch_sb_crypt(h.sb);
 	if (!cf) {
@@ -264,14 +235,50 @@ static void wipe_sb_keys(struct bch_fs *c)
 	}
 }
 
+static const struct cmd_opt passphrase_opts[] = {
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def set_passphrase_def = {
+	.name		= "set-passphrase",
+	.args		= "DEVICE...",
+	.about		= "Change the passphrase of an unmounted encrypted filesystem (give all its\n"
+			  "devices), or give one to a filesystem whose key is stored unencrypted.",
+	.opts		= passphrase_opts,
+	.footer		=
+	"The current key is taken from the keyring (see 'bcachefs unlock'); otherwise\n"
+	"the current passphrase is asked first. Then the new passphrase is asked twice\n"
+	"on a terminal. When standard input is not a terminal, its lines are used\n"
+	"without prompts: the current passphrase (only when it is needed), then the\n"
+	"new one. Every superblock copy of every device is rewritten; keyring keys of\n"
+	"the old passphrase are removed.\n",
+	.min_args	= 1,
+	.no_args_msg	= "no device given",
+	.needs		= CMD_NEEDS_UNMOUNTED,
+};
+
+static const struct cmd_def remove_passphrase_def = {
+	.name		= "remove-passphrase",
+	.args		= "DEVICE...",
+	.about		= "Store the master key of an unmounted encrypted filesystem unencrypted (give\n"
+			  "all its devices): the data stays encrypted, but no passphrase is needed to\n"
+			  "open it.",
+	.opts		= passphrase_opts,
+	.footer		=
+	"The current key is taken from the keyring (see 'bcachefs unlock'); otherwise\n"
+	"the current passphrase is read from standard input (with a prompt on a\n"
+	"terminal). Every superblock copy of every device is rewritten; keyring keys\n"
+	"of the old passphrase are removed.\n",
+	.min_args	= 1,
+	.no_args_msg	= "no device given",
+	.needs		= CMD_NEEDS_UNMOUNTED,
+};
+
 static int change_passphrase(int argc, char *argv[], bool remove)
 {
-	static const struct option longopts[] = {
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL }
-	};
-	const char *name = remove ? "remove-passphrase" : "set-passphrase";
-	const char *usage = remove ? cmd_remove_passphrase_usage : cmd_set_passphrase_usage;
+	const struct cmd_def *def = remove ? &remove_passphrase_def : &set_passphrase_def;
+	const char *name = def->name;
 	bool tty = isatty(STDIN_FILENO);
 	struct bch_fs_opts fo = {
 		.no_journal	  = true,
@@ -285,30 +292,22 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 	unsigned i, nr_written = 0;
 	char uuid[37], *pass = NULL;
 	size_t len = 0;
-	int opt, ret, status = EXIT_FAIL;
+	int ret, status = EXIT_FAIL;
+	int first = cmd_parse(def, NULL, argc, argv);
 
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		if (opt == 'h')
-			cmd_help(usage);
-		cmd_bad_option(usage, opt, argv);
-	}
-	if (optind >= argc)
-		cmd_usage_error(usage, "no device given");
-
-	for (i = optind; i < (unsigned) argc; i++)
+	for (i = first; i < (unsigned) argc; i++)
 		if (dev_mounted_check(argv[i]) > 0)
 			die("%s: %s is mounted or in use: unmount the filesystem first",
 			    name, argv[i]);
 
-	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
+	ret = bch_fs_open(argv + first, argc - first, &fo, &c, &err);
 	if (ret) {
-		cmd_open_failed(argv[optind], ret, &err, NULL);
+		cmd_open_failed(argv[first], ret, &err, NULL);
 		goto out;
 	}
 	if (!c->encrypted) {
 		fprintf(stderr, "bcachefs: %s: %s: filesystem is not encrypted\n", name,
-			argv[optind]);
+			argv[first]);
 		goto out;
 	}
 	newcf = *bch_sb_crypt(c->sb);	/* open checked it exists */
@@ -317,7 +316,7 @@ static int change_passphrase(int argc, char *argv[], bool remove)
 	if (remove) {
 		if (!bch_key_is_encrypted(&newcf.key)) {
 			fprintf(stderr, "bcachefs: %s: %s: the key is already stored without a passphrase: nothing changed\n",
-				name, argv[optind]);
+				name, argv[first]);
 			status = EXIT_OK;
 			goto out;
 		}

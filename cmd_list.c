@@ -5,6 +5,7 @@
  * journal keys not yet replayed are shown over the btree keys, as the
  * 2018 tool did after its in-memory replay. Key lines are the 2018 lines.
  */
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/bkey/bkey.h"
 #include "libbcachefs/bkey/bkey_types.h"
@@ -15,33 +16,10 @@
 #include "libbcachefs/btree/node.h"
 #include "libbcachefs/util/util.h"
 
-#include <getopt.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char cmd_list_usage[] =
-	"Usage: bcachefs list [OPTION]... DEVICE...\n"
-	"List the keys of one btree of an unmounted filesystem.\n"
-	"\n"
-	"  -b, --btree BTREE      extents (default), inodes, dirents, xattrs, alloc, quotas\n"
-	"  -s, --start INODE[:OFFSET]  first position to list (default 0:0)\n"
-	"  -e, --end INODE[:OFFSET]    last position to list, inclusive (default: the end)\n"
-	"  -i, --inode INODE      keys of one inode (start INODE:0, end INODE+1:0)\n"
-	"  -m, --mode MODE        keys (default), formats (one block per node),\n"
-	"                         nodes (each node, then its keys)\n"
-	"  -v, --verbose          also print the messages of opening the filesystem\n"
-	"      --degraded         list even when member devices are missing (each is\n"
-	"                         named; keys only on them are not listed)\n"
-	"      --json             print JSON instead of text\n"
-	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
-	"                         from FILE (- for standard input)\n"
-	"  -h, --help             display this help and exit\n"
-	"\n"
-	"Problems found in the btree (bad checksums, invalid keys) are reported on\n"
-	"standard error and make the exit status 1; the keys that could be read\n"
-	"are still listed.\n";
 
 enum list_mode { LIST_KEYS, LIST_FORMATS, LIST_NODES };
 
@@ -50,7 +28,7 @@ struct list_opts {
 	struct bpos_h	start, end;
 	enum list_mode	mode;
 	bool		json;
-	int		verbose;
+	struct bch_fs_opts fo;
 };
 
 struct list_state {
@@ -82,16 +60,6 @@ static int parse_bpos(const char *s, struct bpos_h *p)
 	return 0;
 }
 
-static enum list_mode parse_mode(const char *s)
-{
-	if (!strcmp(s, "keys"))
-		return LIST_KEYS;
-	if (!strcmp(s, "formats"))
-		return LIST_FORMATS;
-	if (!strcmp(s, "nodes"))
-		return LIST_NODES;
-	cmd_usage_error(cmd_list_usage, "bad list mode '%s' (keys, formats or nodes)", s);
-}
 
 /* ---- what key printing may know: device geometry and bucket gens ---- */
 
@@ -277,97 +245,130 @@ static int list_nodes(struct list_state *s)
 
 /* ---- the command ---- */
 
-static void list_parse(int argc, char *argv[], struct list_opts *o,
-		       struct bch_fs_opts *fo)
+static int opt_btree(void *opts, const char *arg, struct printbuf *why)
 {
-	static const struct option longopts[] = {
-		{ "btree",		required_argument,	NULL, 'b' },
-		{ "start",		required_argument,	NULL, 's' },
-		{ "end",		required_argument,	NULL, 'e' },
-		{ "inode",		required_argument,	NULL, 'i' },
-		{ "mode",		required_argument,	NULL, 'm' },
-		{ "verbose",		no_argument,		NULL, 'v' },
-		{ "json",		no_argument,		NULL, 'J' },
-		{ "degraded",		no_argument,		NULL, 'D' },
-		{ "passphrase-file",	required_argument,	NULL, 'P' },
-		{ "passphrase_file",	required_argument,	NULL, 'P' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
-	};
-	uint64_t inode;
-	int opt, id;
+	int id = bch_btree_id_parse(arg);
 
-	while ((opt = getopt_long(argc, argv, ":b:s:e:i:m:fvh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'b':
-			id = bch_btree_id_parse(optarg);
-			if (id < 0)
-				cmd_usage_error(cmd_list_usage, "bad btree '%s'", optarg);
-			o->btree_id = id;
-			break;
-		case 's':
-			if (parse_bpos(optarg, &o->start))
-				cmd_usage_error(cmd_list_usage, "invalid position '%s' (INODE or INODE:OFFSET)", optarg);
-			break;
-		case 'e':
-			if (parse_bpos(optarg, &o->end))
-				cmd_usage_error(cmd_list_usage, "invalid position '%s' (INODE or INODE:OFFSET)", optarg);
-			break;
-		case 'i':
-			if (parse_u64(optarg, &inode) || inode == UINT64_MAX)
-				cmd_usage_error(cmd_list_usage, "invalid inode '%s'", optarg);
-			o->start = POS_H(inode, 0);
-			o->end = POS_H(inode + 1, 0);
-			break;
-		case 'm':
-			o->mode = parse_mode(optarg);
-			break;
-		case 'f':
-			cmd_usage_error(cmd_list_usage, "-f (fsck before listing) is not supported: run 'bcachefs fsck' first");
-		case 'v':
-			o->verbose++;
-			fo->verbose++;
-			break;
-		case 'J':
-			o->json = true;
-			break;
-		case 'D':
-			fo->degraded = true;
-			break;
-		case 'P':
-			fo->passphrase_file = optarg;
-			break;
-		case 'h':
-			cmd_help(cmd_list_usage);
-		default:
-			cmd_bad_option(cmd_list_usage, opt, argv);
-		}
+	if (id < 0) {
+		pr_buf(why, "bad btree '%s'", arg);
+		return -1;
 	}
-	if (optind >= argc)
-		cmd_usage_error(cmd_list_usage, "no device given");
+	((struct list_opts *)opts)->btree_id = id;
+	return 0;
 }
+
+static int opt_pos(struct bpos_h *p, const char *arg, struct printbuf *why)
+{
+	if (!parse_bpos(arg, p))
+		return 0;
+	pr_buf(why, "invalid position '%s' (INODE or INODE:OFFSET)", arg);
+	return -1;
+}
+
+static int opt_start(void *opts, const char *arg, struct printbuf *why)
+{
+	return opt_pos(&((struct list_opts *)opts)->start, arg, why);
+}
+
+static int opt_end(void *opts, const char *arg, struct printbuf *why)
+{
+	return opt_pos(&((struct list_opts *)opts)->end, arg, why);
+}
+
+static int opt_inode(void *opts, const char *arg, struct printbuf *why)
+{
+	struct list_opts *o = opts;
+	uint64_t inode;
+
+	if (parse_u64(arg, &inode) || inode == UINT64_MAX) {
+		pr_buf(why, "invalid inode '%s'", arg);
+		return -1;
+	}
+	o->start = POS_H(inode, 0);
+	o->end = POS_H(inode + 1, 0);
+	return 0;
+}
+
+static int opt_mode(void *opts, const char *arg, struct printbuf *why)
+{
+	static const char * const modes[] = {
+		[LIST_KEYS] = "keys", [LIST_FORMATS] = "formats", [LIST_NODES] = "nodes",
+	};
+
+	for (unsigned i = 0; i < ARRAY_SIZE(modes); i++)
+		if (!strcmp(arg, modes[i])) {
+			((struct list_opts *)opts)->mode = i;
+			return 0;
+		}
+	pr_buf(why, "bad list mode '%s' (keys, formats or nodes)", arg);
+	return -1;
+}
+
+static int opt_fsck(void *opts, const char *arg, struct printbuf *why)
+{
+	pr_str(why, "-f (fsck before listing) is not supported: run 'bcachefs fsck' first");
+	return -1;
+}
+
+static const struct cmd_opt list_opts[] = {
+	CMD_OPT_FN('b', "btree", "BTREE",
+		   "extents (default), inodes, dirents, xattrs, alloc, quotas", opt_btree),
+	CMD_OPT_FN('s', "start", "INODE[:OFFSET]", "first position to list (default 0:0)", opt_start),
+	CMD_OPT_FN('e', "end", "INODE[:OFFSET]",
+		   "last position to list, inclusive (default: the end)", opt_end),
+	CMD_OPT_FN('i', "inode", "INODE", "keys of one inode (start INODE:0, end INODE+1:0)",
+		   opt_inode),
+	CMD_OPT_FN('m', "mode", "MODE", "keys (default), formats (one block per node),\n"
+		   "nodes (each node, then its keys)", opt_mode),
+	{ .short_name = 'f', .type = OPT_FN, .fn = opt_fsck, .hidden = true },
+	CMD_OPT_COUNT('v', "verbose", "also print the messages of opening the filesystem",
+		      struct list_opts, fo.verbose),
+	CMD_OPT_DEGRADED("list even when member devices are missing (each is\n"
+			 "named; keys only on them are not listed)", struct list_opts, fo),
+	CMD_OPT_BOOL(0, "json", "print JSON instead of text", struct list_opts, json),
+	CMD_OPT_PASSPHRASE_FILE(struct list_opts, fo),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def list_def = {
+	.name		= "list",
+	.args		= "DEVICE...",
+	.about		= "List the keys of one btree of an unmounted filesystem.",
+	.opts		= list_opts,
+	.footer		= "Problems found in the btree (bad checksums, invalid keys) are reported on\n"
+			  "standard error and make the exit status 1; the keys that could be read\n"
+			  "are still listed.\n",
+	.min_args	= 1,
+	.no_args_msg	= "no device given",
+};
 
 int cmd_list(int argc, char *argv[])
 {
 	struct list_opts o = {
 		.btree_id = 0, .start = POS_H_MIN, .end = POS_H_MAX, .mode = LIST_KEYS,
+		.fo = { .read_only = true, .ask_passphrase = true },
 	};
-	struct bch_fs_opts fo = { .read_only = true, .ask_passphrase = true };
+	struct bch_fs_opts *fo = &o.fo;
 	struct printbuf err = PRINTBUF;
 	struct list_state s = { .o = &o, .err = &err };
 	struct bch_fs *c;
-	int ret;
+	char **devs;
+	unsigned nr;
+	int i, ret;
 
 	bch_heap_tune();
-	list_parse(argc, argv, &o, &fo);
+	i = cmd_parse(&list_def, &o, argc, argv);
+	devs = argv + i;
+	nr = (unsigned)(argc - i);
 
-	ret = bch_fs_open(argv + optind, argc - optind, &fo, &c, &err);
+	ret = bch_fs_open(devs, nr, fo, &c, &err);
 	if (ret) {
-		cmd_open_failed(argv[optind], ret, &err, cmd_missing_hint(argv + optind, argc - optind, &fo, ret, &err));
+		cmd_open_failed(devs[0], ret, &err, cmd_missing_hint(devs, nr, fo, ret, &err));
 		printbuf_exit(&err);
 		return EXIT_FAIL;
 	}
-	if (o.verbose)
+	if (fo->verbose)
 		fputs(printbuf_str(&err), stderr);
 	printbuf_reset(&err);
 	cmd_note_missing(c);

@@ -12,12 +12,13 @@
  * such as a corrupt entry that was skipped, are reported on stderr); 1 when
  * it could not (no valid entry, open failed).
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/format/format.h"
 #include "libbcachefs/bkey/bkey.h"
@@ -27,25 +28,6 @@
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/journal/journal.h"
 #include "libbcachefs/util/util.h"
-
-const char cmd_list_journal_usage[] =
-	"Usage: bcachefs list_journal [OPTION]... DEVICE...\n"
-	"List the entries of the journal and their keys.\n"
-	"\n"
-	"Options:\n"
-	"  -a, --all                 Every jset found in the journal buckets, in bucket\n"
-	"                            order: also entries older than the replay range,\n"
-	"                            stale and corrupt ones (default: the entries that\n"
-	"                            would be replayed)\n"
-	"      --degraded            List even when member devices are missing (each is\n"
-	"                            named; their journal is not read)\n"
-	"      --json                JSON output\n"
-	"      --passphrase-file FILE  Read the passphrase of an encrypted filesystem\n"
-	"                            from FILE (\"-\" = stdin; asked on a terminal)\n"
-	"  -h, --help                Display this help and exit\n"
-	"\n"
-	"Exit status: 0 if the journal was read (problems found are reported on\n"
-	"stderr), 1 if it could not be read.\n";
 
 struct lj {
 	struct bch_fs	*c;
@@ -296,52 +278,55 @@ static int list_replay(struct lj *l)
 	return 0;
 }
 
+struct lj_args {
+	bool			all, json;
+	struct bch_fs_opts	fo;
+};
+
+static const struct cmd_opt lj_opts[] = {
+	CMD_OPT_BOOL('a', "all", "every jset found in the journal buckets, in bucket\n"
+		     "order: also entries older than the replay range,\n"
+		     "stale and corrupt ones (default: the entries that\n"
+		     "would be replayed)", struct lj_args, all),
+	CMD_OPT_DEGRADED("list even when member devices are missing (each is\n"
+			 "named; their journal is not read)", struct lj_args, fo),
+	CMD_OPT_BOOL(0, "json", "JSON output", struct lj_args, json),
+	CMD_OPT_PASSPHRASE_FILE(struct lj_args, fo),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def lj_def = {
+	.name		= "list_journal",
+	.args		= "DEVICE...",
+	.about		= "List the entries of the journal and their keys.",
+	.opts		= lj_opts,
+	.footer		= "Exit status: 0 if the journal was read (problems found are reported on\n"
+			  "stderr), 1 if it could not be read.\n",
+	.min_args	= 1,
+	.no_args_msg	= "no device given",
+	.help_col	= 28,
+};
+
 int cmd_list_journal(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "all",		no_argument,		NULL, 'a' },
-		{ "json",		no_argument,		NULL, 'j' },
-		{ "degraded",		no_argument,		NULL, 'D' },
-		{ "passphrase-file",	required_argument,	NULL, 'p' },
-		{ "passphrase_file",	required_argument,	NULL, 'p' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
+	struct lj_args a = {
+		.fo = {
+			.read_only	= true,
+			.no_journal	= true,
+			.ask_passphrase	= true,	/* on a terminal */
+		},
 	};
-	struct bch_fs_opts opts = {
-		.read_only	= true,
-		.no_journal	= true,
-		.ask_passphrase	= true,	/* on a terminal */
-	};
+	struct bch_fs_opts *opts = &a.fo;
 	struct lj l = { .out = PRINTBUF, .err = PRINTBUF };
-	bool all = false;
-	int opt, ret;
+	int i = cmd_parse(&lj_def, &a, argc, argv), ret;
+	char **devs = argv + i;
+	unsigned nr = (unsigned)(argc - i);
 
-	while ((opt = getopt_long(argc, argv, ":ah", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'a':
-			all = true;
-			break;
-		case 'j':
-			l.json = true;
-			break;
-		case 'D':
-			opts.degraded = true;
-			break;
-		case 'p':
-			opts.passphrase_file = optarg;
-			break;
-		case 'h':
-			cmd_help(cmd_list_journal_usage);
-		default:
-			cmd_bad_option(cmd_list_journal_usage, opt, argv);
-		}
-	}
-	if (optind >= argc)
-		cmd_usage_error(cmd_list_journal_usage, "no device given");
-
-	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &opts, &l.c, &l.err);
+	l.json = a.json;
+	ret = bch_fs_open(devs, nr, opts, &l.c, &l.err);
 	if (ret) {
-		cmd_open_failed(argv[optind], ret, &l.err, cmd_missing_hint(argv + optind, argc - optind, &opts, ret, &l.err));
+		cmd_open_failed(devs[0], ret, &l.err, cmd_missing_hint(devs, nr, opts, ret, &l.err));
 		printbuf_exit(&l.err);
 		return EXIT_FAIL;
 	}
@@ -351,7 +336,7 @@ int cmd_list_journal(int argc, char *argv[])
 		json_init(&l.js, &l.out, true);
 		json_obj_begin(&l.js, NULL);
 	}
-	ret = all ? list_all(&l) : list_replay(&l);
+	ret = a.all ? list_all(&l) : list_replay(&l);
 	if (l.json) {
 		json_obj_end(&l.js);
 		pr_char(&l.out, '\n');

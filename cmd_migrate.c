@@ -9,7 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,58 +18,110 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/codec/crypto.h"
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/tools/migrate.h"
 #include "libbcachefs/util/util.h"
 
-const char cmd_migrate_usage[] =
-	"Usage: bcachefs migrate [OPTION]... -f FS_ROOT\n"
-	"Turn the mounted ext2/3/4 or xfs filesystem at FS_ROOT into bcachefs, in place:\n"
-	"file data stays where it is (the new filesystem points at it), the new metadata\n"
-	"goes into a file FS_ROOT/bcachefs of a fifth of the device, and the old\n"
-	"filesystem stays valid (and mounted) until migrate-superblock.\n"
-	"\n"
-	"Options:\n"
-	"  -f, --fs=FS_ROOT          Mount point of the filesystem to migrate (required)\n"
-	"      --encrypted           Encrypt the new filesystem's metadata and new data\n"
-	"                            (the data linked in place stays as it is)\n"
-	"      --no_passphrase       With --encrypted: store the key unencrypted\n"
-	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
-	"  -F, --force               Reuse an existing FS_ROOT/bcachefs\n"
-	"  -n, --dry-run             Check, and say what would be linked, copied and\n"
-	"                            reserved; write nothing\n"
-	"  -h, --help                Display this help and exit\n"
-	"\n"
-	"Do not write to the old filesystem afterwards: both share the data blocks.\n"
-	"Exit status: 0 when the new filesystem was made and fsck found it clean,\n"
-	"1 otherwise, 16 for a usage error.\n";
+struct migrate_args {
+	struct bch_migrate	*m;
+	bool			no_passphrase;
+	const char		*pass_file;
+};
 
-const char cmd_migrate_superblock_usage[] =
-	"Usage: bcachefs migrate-superblock -d DEVICE -o OFFSET\n"
-	"Add a superblock at the default place (sector 8) to a filesystem made by\n"
-	"migrate, whose superblock is at sector OFFSET of DEVICE (unmounted). This ends\n"
-	"the old filesystem: it is overwritten. Sectors 0-6 are cleared.\n"
-	"\n"
-	"Options:\n"
-	"  -d, --dev=DEVICE          The device (required)\n"
-	"  -o, --offset=OFFSET       Sector of the existing superblock (required)\n"
-	"  -h, --help                Display this help and exit\n";
+static int o_fs(void *p, const char *arg, struct printbuf *why)
+{
+	((struct migrate_args *)p)->m->fs_root = arg;
+	return 0;
+}
 
-enum { O_encrypted = 256, O_no_passphrase, O_passphrase_file };
+static int o_encrypted(void *p, const char *arg, struct printbuf *why)
+{
+	((struct migrate_args *)p)->m->encrypted = true;
+	return 0;
+}
 
-static const struct option migrate_opts[] = {
-	{ "fs",			required_argument,	NULL, 'f' },
-	{ "encrypted",		no_argument,		NULL, O_encrypted },
-	{ "no_passphrase",	no_argument,		NULL, O_no_passphrase },
-	{ "no-passphrase",	no_argument,		NULL, O_no_passphrase },
-	{ "passphrase-file",	required_argument,	NULL, O_passphrase_file },
-	{ "passphrase_file",	required_argument,	NULL, O_passphrase_file },
-	{ "force",		no_argument,		NULL, 'F' },
-	{ "dry-run",		no_argument,		NULL, 'n' },
-	{ "help",		no_argument,		NULL, 'h' },
-	{ NULL }
+static int o_force(void *p, const char *arg, struct printbuf *why)
+{
+	((struct migrate_args *)p)->m->force = true;
+	return 0;
+}
+
+static int o_dry_run(void *p, const char *arg, struct printbuf *why)
+{
+	((struct migrate_args *)p)->m->dry_run = true;
+	return 0;
+}
+
+static const struct cmd_opt migrate_opts[] = {
+	CMD_OPT_FN('f', "fs", "FS_ROOT", "Mount point of the filesystem to migrate (required)", o_fs),
+	CMD_OPT_FN(0, "encrypted", NULL, "Encrypt the new filesystem's metadata and new data\n"
+		   "(the data linked in place stays as it is)", o_encrypted),
+	CMD_OPT_BOOL(0, "no_passphrase", "With --encrypted: store the key unencrypted",
+		     struct migrate_args, no_passphrase),
+	{ .name = "no-passphrase", .type = OPT_BOOL,
+	  .off = offsetof(struct migrate_args, no_passphrase), .hidden = true },
+	CMD_OPT_STR(0, "passphrase-file", "F", "Read the passphrase from file F (\"-\" = stdin)",
+		    struct migrate_args, pass_file),
+	{ .name = "passphrase_file", .arg = "F", .type = OPT_STR,
+	  .off = offsetof(struct migrate_args, pass_file), .hidden = true },
+	CMD_OPT_FN('F', "force", NULL, "Reuse an existing FS_ROOT/bcachefs", o_force),
+	CMD_OPT_FN('n', "dry-run", NULL, "Check, and say what would be linked, copied and\n"
+		   "reserved; write nothing", o_dry_run),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def migrate_def = {
+	.name		= "migrate",
+	.args		= "-f FS_ROOT",
+	.about		= "Turn the mounted ext2/3/4 or xfs filesystem at FS_ROOT into bcachefs, in place:\n"
+			  "file data stays where it is (the new filesystem points at it), the new metadata\n"
+			  "goes into a file FS_ROOT/bcachefs of a fifth of the device, and the old\n"
+			  "filesystem stays valid (and mounted) until migrate-superblock.",
+	.opts		= migrate_opts,
+	.footer		= "Do not write to the old filesystem afterwards: both share the data blocks.\n"
+			  "Exit status: 0 when the new filesystem was made and fsck found it clean,\n"
+			  "1 otherwise, 16 for a usage error.\n",
+	.no_args	= true,
+	.too_many_msg	= " (the filesystem is given with -f)",
+	.help_col	= 28,
+};
+
+struct migrate_sb_args {
+	const char	*dev;
+	uint64_t	offset;
+};
+
+static int o_offset(void *p, const char *arg, struct printbuf *why)
+{
+	uint64_t *offset = &((struct migrate_sb_args *)p)->offset;
+
+	if (!parse_u64(arg, offset) && *offset)
+		return 0;
+	pr_buf(why, "invalid offset '%s' (a sector number, not 0)", arg);
+	return -1;
+}
+
+static const struct cmd_opt migrate_sb_opts[] = {
+	CMD_OPT_STR('d', "dev", "DEVICE", "The device (required)", struct migrate_sb_args, dev),
+	CMD_OPT_FN('o', "offset", "OFFSET", "Sector of the existing superblock (required)", o_offset),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def migrate_sb_def = {
+	.name		= "migrate-superblock",
+	.args		= "-d DEVICE -o OFFSET",
+	.about		= "Add a superblock at the default place (sector 8) to a filesystem made by\n"
+			  "migrate, whose superblock is at sector OFFSET of DEVICE (unmounted). This ends\n"
+			  "the old filesystem: it is overwritten. Sectors 0-6 are cleared.",
+	.opts		= migrate_sb_opts,
+	.no_args	= true,
+	.needs		= CMD_NEEDS_UNMOUNTED,
+	.help_col	= 28,
 };
 
 static void progress(void *priv, uint64_t files, uint64_t bytes, int done)
@@ -106,7 +158,7 @@ static void dry_run_report(const struct bch_migrate *m)
 		       c->nr_unaligned);
 }
 
-/* fsck -n of the new filesystem, by this same program */
+/* fsck -n -f of the new filesystem (a full check: it was just marked clean), by this same program */
 static int run_fsck(const char *dev, const char *passphrase, size_t len)
 {
 	char fdpath[64];
@@ -127,10 +179,10 @@ static int run_fsck(const char *dev, const char *passphrase, size_t len)
 		return -errno;
 	if (!pid) {
 		if (memfd >= 0)
-			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "--passphrase-file", fdpath,
+			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "-f", "--passphrase-file", fdpath,
 			      dev, (char *)NULL);
 		else
-			execl("/proc/self/exe", "bcachefs", "fsck", "-n", dev, (char *)NULL);
+			execl("/proc/self/exe", "bcachefs", "fsck", "-n", "-f", dev, (char *)NULL);
 		_exit(8);
 	}
 	if (memfd >= 0)
@@ -145,46 +197,22 @@ int cmd_migrate(int argc, char *argv[])
 {
 	struct bch_migrate m = { 0 };
 	struct printbuf err = PRINTBUF, warn = PRINTBUF;
-	const char *pass_file = NULL;
-	bool no_passphrase = false;
+	struct migrate_args a = { .m = &m };
+	const char *pass_file;
+	bool no_passphrase;
 	char *pass = NULL;
 	size_t pass_len = 0;
-	int opt, ret;
+	int ret;
 
-	while ((opt = getopt_long(argc, argv, ":f:Fnh", migrate_opts, NULL)) != -1)
-		switch (opt) {
-		case 'f':
-			m.fs_root = optarg;
-			break;
-		case O_encrypted:
-			m.encrypted = true;
-			break;
-		case O_no_passphrase:
-			no_passphrase = true;
-			break;
-		case O_passphrase_file:
-			pass_file = optarg;
-			break;
-		case 'F':
-			m.force = true;
-			break;
-		case 'n':
-			m.dry_run = true;
-			break;
-		case 'h':
-			cmd_help(cmd_migrate_usage);
-		default:
-			cmd_bad_option(cmd_migrate_usage, opt, argv);
-		}
+	cmd_parse(&migrate_def, &a, argc, argv);
+	pass_file = a.pass_file;
+	no_passphrase = a.no_passphrase;
 	if (!m.fs_root)
-		cmd_usage_error(cmd_migrate_usage, "no filesystem given (-f FS_ROOT)");
-	if (optind < argc)
-		cmd_usage_error(cmd_migrate_usage, "unexpected argument '%s' (the filesystem is "
-				"given with -f)", argv[optind]);
+		cmd_usage_error(NULL, "no filesystem given (-f FS_ROOT)");
 	if ((no_passphrase || pass_file) && !m.encrypted)
-		cmd_usage_error(cmd_migrate_usage, "--no_passphrase and --passphrase-file go with --encrypted");
+		cmd_usage_error(NULL, "--no_passphrase and --passphrase-file go with --encrypted");
 	if (no_passphrase && pass_file)
-		cmd_usage_error(cmd_migrate_usage, "--no_passphrase and --passphrase-file exclude each other");
+		cmd_usage_error(NULL, "--no_passphrase and --passphrase-file exclude each other");
 
 	if (m.encrypted && !no_passphrase && !m.dry_run) {
 		ret = pass_file ? bch_read_passphrase_file(pass_file, &pass, &pass_len)
@@ -270,39 +298,19 @@ fail:
 
 int cmd_migrate_superblock(int argc, char *argv[])
 {
-	static const struct option opts[] = {
-		{ "dev",	required_argument,	NULL, 'd' },
-		{ "offset",	required_argument,	NULL, 'o' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL }
-	};
+	struct migrate_sb_args a = { 0 };
 	struct printbuf err = PRINTBUF;
-	const char *dev = NULL;
-	uint64_t offset = 0;
-	int opt, ret;
+	const char *dev;
+	uint64_t offset;
+	int ret;
 
-	while ((opt = getopt_long(argc, argv, ":d:o:h", opts, NULL)) != -1)
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'o':
-			if (parse_u64(optarg, &offset) || !offset)
-				cmd_usage_error(cmd_migrate_superblock_usage,
-						"invalid offset '%s' (a sector number, not 0)", optarg);
-			break;
-		case 'h':
-			cmd_help(cmd_migrate_superblock_usage);
-		default:
-			cmd_bad_option(cmd_migrate_superblock_usage, opt, argv);
-		}
+	cmd_parse(&migrate_sb_def, &a, argc, argv);
+	dev = a.dev;
+	offset = a.offset;
 	if (!dev)
-		cmd_usage_error(cmd_migrate_superblock_usage, "no device given (-d DEVICE)");
+		cmd_usage_error(NULL, "no device given (-d DEVICE)");
 	if (!offset)
-		cmd_usage_error(cmd_migrate_superblock_usage,
-				"no offset given (-o OFFSET, the sector of the existing superblock)");
-	if (optind < argc)
-		cmd_usage_error(cmd_migrate_superblock_usage, "unexpected argument '%s'", argv[optind]);
+		cmd_usage_error(NULL, "no offset given (-o OFFSET, the sector of the existing superblock)");
 
 	ret = bch_migrate_superblock(dev, offset, &err);
 	if (ret) {

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fuse_lowlevel.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,6 @@
 #include "libbcachefs/btree/btree.h"
 #include "libbcachefs/btree/btree_update.h"
 #include "libbcachefs/core/integrity.h"
-#include "libbcachefs/format/format.h"
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/mount/ctl.h"
@@ -62,13 +62,31 @@ const char cmd_mount_usage[] =
 "                                          verifying ahead of sequential reads\n"
 "                                max_read=BYTES  largest read request\n"
 "                                          (default 1 MiB)\n"
+"                                allow_other  every user may use the mount\n"
+"                                          (permissions checked as on a kernel\n"
+"                                          filesystem): the default when root\n"
+"                                          mounts; noallow_other: only the user\n"
+"                                          who mounted it (the default of a\n"
+"                                          user's own mount)\n"
+"                                sb=N      the superblock copy at sector N (the\n"
+"                                          line migrate prints; found anyway)\n"
+"                                nochanges the same as ro\n"
+"                                norecovery  with ro: the journal is read\n"
+"                                          into memory only (as ro does)\n"
 "                                errors=continue|remount-ro|panic  what a\n"
 "                                          damaged btree node does (default:\n"
 "                                          the superblock's error action):\n"
 "                                          EIO for what it covers; the mount\n"
 "                                          read-only; the mount ends\n"
-"                                others (allow_other, nosuid, nodev, noexec,\n"
-"                                debug, ...) are passed to FUSE\n"
+"                                compression=none|lz4|gzip|zstd,\n"
+"                                data_checksum=none|crc32c|crc64,\n"
+"                                data_replicas=N  new data of files without\n"
+"                                          their own option, instead of the\n"
+"                                          filesystem's\n"
+"                                fsck, fix_errors, and the other filesystem\n"
+"                                options are refused, naming what to do\n"
+"                                others (nosuid, nodev, noexec, debug, ...)\n"
+"                                are passed to FUSE\n"
 "  -f, --foreground            stay in the foreground (messages on stderr;\n"
 "                              otherwise they go to syslog)\n"
 "      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
@@ -114,6 +132,204 @@ static void add_arg(struct fuse_args *args, const char *s)
 		die("out of memory");
 }
 
+/* What -o gave: ours, the filesystem's, and the rest for FUSE. */
+struct mount_opts {
+	struct bch_fs_opts	*fo;
+	struct bch_fuse_opts	*bo;
+	struct printbuf		*fuse_opts;
+	bool			sb_given;
+	uint64_t		sb;		/* -o sb=N: the sector of the superblock */
+	bool			norecovery;
+	bool			allow_other_set; /* allow_other or noallow_other given */
+	bool			allow_other;
+};
+
+static bool opt_is(const char *t, const char *name, const char **val)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(t, name, n) || t[n] != '=')
+		return false;
+	*val = t + n + 1;
+	return true;
+}
+
+/* The value of an -o NAME=VAL among @names (NULL-terminated): its index. */
+static unsigned opt_choice(const char *t, const char *val, const char *const *names)
+{
+	struct printbuf list = PRINTBUF;
+
+	for (unsigned i = 0; names[i]; i++)
+		if (!strcmp(val, names[i]))
+			return i;
+	for (unsigned i = 0; names[i]; i++)
+		pr_buf(&list, "%s%s", i ? ", " : "", names[i]);
+	cmd_usage_error(cmd_mount_usage, "-o %s: not one of %s", t, printbuf_str(&list));
+}
+
+/*
+ * The options of the 2018 kernel's mount a user may type (spec 50's
+ * mount options): the ones this mount can honour are taken, the others
+ * refused with the option's name and what to do instead (exit 16).
+ */
+static bool mount_opt_2018(char *t, struct mount_opts *mo)
+{
+	static const char *const csum[] = { "none", "crc32c", "crc64", NULL };
+	static const char *const compr[] = { "none", "lz4", "gzip", "zstd", NULL };
+	static const char *const refused_inode_opts[] = {
+		"background_compression", "promote_target", "foreground_target",
+		"background_target", "str_hash", "metadata_checksum", "metadata_replicas",
+		"erasure_code", NULL,
+	};
+	const char *v;
+	char *e;
+
+	if (opt_is(t, "sb", &v)) {
+		errno = 0;
+		mo->sb = strtoull(v, &e, 0);
+		if (errno || e == v || *e)
+			cmd_usage_error(cmd_mount_usage, "-o %s: not a sector number", t);
+		mo->sb_given = true;
+		return true;
+	}
+	if (!strcmp(t, "nochanges")) {
+		/* nothing is written: read-only */
+		mo->fo->read_only = true;
+		return true;
+	}
+	if (!strcmp(t, "norecovery")) {
+		mo->norecovery = true;
+		return true;
+	}
+	if (!strcmp(t, "fsck") || !strcmp(t, "fix_errors"))
+		cmd_usage_error(cmd_mount_usage, "-o %s: this mount does not check the filesystem; "
+				"run 'bcachefs fsck%s DEVICE' before mounting", t,
+				t[0] == 'f' && t[1] == 'i' ? " -y" : "");
+	if (opt_is(t, "errors", &v)) {
+		/* in the order of BCH_ON_ERROR_* (core/integrity.h) */
+		static const char *const modes[] = { "continue", "remount-ro", "panic", NULL };
+
+		mo->fo->errors = (!strcmp(v, "ro") ? BCH_ON_ERROR_RO : opt_choice(t, v, modes)) + 1;
+		return true;
+	}
+	if (opt_is(t, "data_checksum", &v)) {
+		mo->fo->data_checksum = opt_choice(t, v, csum) + 1;
+		return true;
+	}
+	if (opt_is(t, "compression", &v)) {
+		mo->fo->compression = opt_choice(t, v, compr) + 1;
+		return true;
+	}
+	if (opt_is(t, "data_replicas", &v)) {
+		unsigned long n = strtoul(v, &e, 10);
+
+		if (e == v || *e || n < 1 || n > BCH_REPLICAS_MAX)
+			cmd_usage_error(cmd_mount_usage, "-o %s: copies of new data, 1 to %u", t,
+					BCH_REPLICAS_MAX);
+		mo->fo->data_replicas = (unsigned)n + 1;
+		return true;
+	}
+	for (unsigned i = 0; refused_inode_opts[i]; i++)
+		if (opt_is(t, refused_inode_opts[i], &v) || !strcmp(t, refused_inode_opts[i]))
+			cmd_usage_error(cmd_mount_usage, "-o %s: not a mount option here; it is the "
+					"filesystem's (bcachefs format --%s)", t, refused_inode_opts[i]);
+	return false;
+}
+
+static void mount_opts(const char *arg, struct mount_opts *mo)
+{
+	char *o = xstrdup(arg), *s2 = NULL;
+
+	for (char *t = strtok_r(o, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
+		if (!strcmp(t, "ro") || !strcmp(t, "rw")) {
+			mo->fo->read_only = t[1] == 'o';
+			continue;
+		}
+		if (!strcmp(t, "degraded")) {
+			mo->fo->degraded = true;
+			continue;
+		}
+		if (!strcmp(t, "kernel_cache") || !strcmp(t, "direct_io")) {
+			mo->bo->kernel_cache = t[0] == 'k';
+			mo->bo->cache_auto = false;
+			continue;
+		}
+		if (!strncmp(t, "max_read=", 9)) {
+			char *e;
+			unsigned long v = strtoul(t + 9, &e, 10);
+
+			if (*e || !v || v > UINT_MAX)
+				cmd_usage_error(cmd_mount_usage, "-o %s: not a size in bytes", t);
+			mo->bo->max_read = (unsigned)v;
+			continue;
+		}
+		/* (verify_ahead: its name until 2026-12) */
+		if (!strcmp(t, "read_ahead") || !strcmp(t, "noread_ahead") ||
+		    !strcmp(t, "verify_ahead") || !strcmp(t, "noverify_ahead")) {
+			mo->bo->no_read_ahead = t[0] == 'n';
+			continue;
+		}
+		if (!strcmp(t, "noatime"))
+			mo->bo->noatime = true;	/* and the kernel's flag too */
+		if (!strcmp(t, "verbose")) {
+			mo->fo->verbose++;
+			continue;
+		}
+		if (!strcmp(t, "allow_other") || !strcmp(t, "noallow_other")) {
+			mo->allow_other_set = true;
+			mo->allow_other = t[0] == 'a';
+			continue;
+		}
+		if (mount_opt_2018(t, mo))
+			continue;
+		/* fstab words that are mount(8)'s, not the filesystem's */
+		if (!strcmp(t, "defaults") || !strcmp(t, "auto") ||
+		    !strcmp(t, "noauto") || !strcmp(t, "nofail") ||
+		    !strcmp(t, "_netdev") || !strcmp(t, "user") ||
+		    !strcmp(t, "nouser") || !strcmp(t, "users") ||
+		    !strncmp(t, "x-", 2) || !strncmp(t, "comment=", 8))
+			continue;
+		if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8))
+			cmd_usage_error(cmd_mount_usage, "-o %s: the source and type of the mount are set by bcachefs", t);
+		if (mo->fuse_opts->pos)
+			pr_char(mo->fuse_opts, ',');
+		pr_str(mo->fuse_opts, t);
+	}
+	free(o);
+}
+
+/*
+ * -o sb=N (the line migrate prints): every member must have a superblock
+ * copy at sector N. The superblock itself is found as always (sector 8,
+ * else the layout at sector 7); N only has to be one of its copies.
+ */
+static bool sb_offset_ok(const struct bch_fs *c, uint64_t sb, const char *src)
+{
+	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		const struct bch_member_dev *ca = c->devs[i];
+		const struct bch_sb_layout *l;
+		struct printbuf have = PRINTBUF;
+		bool found = false;
+
+		if (!ca || !ca->sb)
+			continue;
+		l = &ca->sb->layout;
+		for (unsigned k = 0; k < l->nr_superblocks && k < BCH_SB_LAYOUT_MAX_SB; k++) {
+			found |= le64_to_cpu(l->sb_offset[k]) == sb;
+			pr_buf(&have, "%s%" PRIu64, k ? ", " : "", le64_to_cpu(l->sb_offset[k]));
+		}
+		if (!found) {
+			fprintf(stderr, "bcachefs mount: -o sb=%" PRIu64 ": member %u of %s has no "
+				"superblock at that sector (its copies: %s); leave sb= out; nothing mounted\n",
+				sb, i, src, printbuf_str(&have));
+			printbuf_exit(&have);
+			return false;
+		}
+		printbuf_exit(&have);
+	}
+	return true;
+}
+
 int cmd_mount(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -139,78 +355,14 @@ int cmd_mount(int argc, char *argv[])
 	unsigned nr_devs = 0;
 	bool foreground = false;
 	int opt, ret, code = EXIT_FAIL;
+	struct mount_opts mo = { .fo = &fo, .bo = &bo, .fuse_opts = &fuse_opts };
 
 	/* mount(8) calls mount.bcachefs with -n (no mtab), -s (sloppy), -t TYPE */
 	while ((opt = getopt_long(argc, argv, ":o:fvhnst:", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'o': {
-			char *o = xstrdup(optarg), *s2 = NULL;
-
-			for (char *t = strtok_r(o, ",", &s2); t; t = strtok_r(NULL, ",", &s2)) {
-				if (!strcmp(t, "ro") || !strcmp(t, "rw")) {
-					fo.read_only = t[1] == 'o';
-					continue;
-				}
-				if (!strcmp(t, "degraded")) {
-					fo.degraded = true;
-					continue;
-				}
-				if (!strncmp(t, "errors=", 7)) {
-					const char *a = t + 7;
-
-					if (!strcmp(a, "continue"))
-						fo.errors = BCH_ON_ERROR_CONTINUE + 1;
-					else if (!strcmp(a, "ro") || !strcmp(a, "remount-ro"))
-						fo.errors = BCH_ON_ERROR_RO + 1;
-					else if (!strcmp(a, "panic"))
-						fo.errors = BCH_ON_ERROR_PANIC + 1;
-					else
-						cmd_usage_error(cmd_mount_usage, "-o %s: continue, remount-ro (ro) or panic", t);
-					continue;
-				}
-				if (!strcmp(t, "kernel_cache") || !strcmp(t, "direct_io")) {
-					bo.kernel_cache = t[0] == 'k';
-					bo.cache_auto = false;
-					continue;
-				}
-				if (!strncmp(t, "max_read=", 9)) {
-					char *e;
-					unsigned long v = strtoul(t + 9, &e, 10);
-
-					if (*e || !v || v > UINT_MAX)
-						cmd_usage_error(cmd_mount_usage, "-o %s: not a size in bytes", t);
-					bo.max_read = (unsigned)v;
-					continue;
-				}
-				/* (verify_ahead: its name until 2026-12) */
-				if (!strcmp(t, "read_ahead") || !strcmp(t, "noread_ahead") ||
-				    !strcmp(t, "verify_ahead") || !strcmp(t, "noverify_ahead")) {
-					bo.no_read_ahead = t[0] == 'n';
-					continue;
-				}
-				if (!strcmp(t, "noatime"))
-					bo.noatime = true;	/* and the kernel's flag too */
-				if (!strcmp(t, "verbose")) {
-					fo.verbose++;
-					continue;
-				}
-				/* fstab words that are mount(8)'s, not the filesystem's */
-				if (!strcmp(t, "defaults") || !strcmp(t, "auto") ||
-				    !strcmp(t, "noauto") || !strcmp(t, "nofail") ||
-				    !strcmp(t, "_netdev") || !strcmp(t, "user") ||
-				    !strcmp(t, "nouser") || !strcmp(t, "users") ||
-				    !strncmp(t, "x-", 2) || !strncmp(t, "comment=", 8))
-					continue;
-				if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8)) {
-					cmd_usage_error(cmd_mount_usage, "-o %s: the source and type of the mount are set by bcachefs", t);
-				}
-				if (fuse_opts.pos)
-					pr_char(&fuse_opts, ',');
-				pr_str(&fuse_opts, t);
-			}
-			free(o);
+		case 'o':
+			mount_opts(optarg, &mo);
 			break;
-		}
 		case 'f':
 			foreground = true;
 			break;
@@ -232,6 +384,14 @@ int cmd_mount(int argc, char *argv[])
 	}
 	if (argc - optind != 2)
 		cmd_usage_error(cmd_mount_usage, "need DEVICE[:DEVICE...] and MOUNTPOINT");
+	/*
+	 * norecovery: nothing of the journal written back. The journal holds
+	 * the btree roots (spec 20), so it is still read, into memory only:
+	 * what a read-only mount does anyway.
+	 */
+	if (mo.norecovery && !fo.read_only)
+		cmd_usage_error(cmd_mount_usage, "-o norecovery: the journal is not written back, "
+				"so the mount must be read-only: add -o ro");
 	devlist = xstrdup(argv[optind]);
 	mountpoint = argv[optind + 1];
 	/* absolute: the daemon changes to "/" and unmounts by this name */
@@ -275,6 +435,10 @@ int cmd_mount(int argc, char *argv[])
 	if (fo.verbose)
 		fputs(printbuf_str(&err), stderr);
 	printbuf_reset(&err);
+	if (mo.sb_given && !sb_offset_ok(c, mo.sb, argv[optind])) {
+		code = EXIT_USAGE;
+		goto out;
+	}
 	/* damage found from now on: a line each (core/integrity.h) */
 	c->integ.log = mount_log;
 	c->integ.log_arg = (void *)printbuf_str(&fsname);
@@ -354,6 +518,17 @@ int cmd_mount(int argc, char *argv[])
 	add_arg(&args, "-o");
 	add_arg(&args, printbuf_str(&err));
 	printbuf_reset(&err);
+	/*
+	 * Mounted by root (fstab, mount -t bcachefs): every user may use it,
+	 * with the kernel checking permissions (default_permissions), as for
+	 * a kernel filesystem. A user's own mount (through fusermount3) keeps
+	 * FUSE's default: only that user. -o noallow_other / allow_other
+	 * choose.
+	 */
+	if (mo.allow_other_set ? mo.allow_other : geteuid() == 0) {
+		add_arg(&args, "-o");
+		add_arg(&args, "allow_other");
+	}
 	if (fuse_opts.pos) {
 		add_arg(&args, "-o");
 		add_arg(&args, printbuf_str(&fuse_opts));

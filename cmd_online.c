@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ struct bch_handle *online_open(const char *arg, unsigned flags)
 	struct bch_handle *h;
 
 	if (bch_handle_open(arg, flags, &h, &err))
-		die("%s", printbuf_str(&err));
+		online_die("%s", printbuf_str(&err));
 	printbuf_exit(&err);
 	return h;
 }
@@ -38,7 +39,7 @@ struct bch_handle *online_open_dev(const char *dev, const char *fs_devs, unsigne
 	struct bch_handle *h;
 
 	if (bch_handle_open_dev(dev, fs_devs, flags, &h, idx, &err))
-		die("%s", printbuf_str(&err));
+		online_die("%s", printbuf_str(&err));
 	printbuf_exit(&err);
 	return h;
 }
@@ -48,8 +49,23 @@ void online_close(struct bch_handle *h)
 	struct printbuf err = PRINTBUF;
 
 	if (bch_handle_close(h, &err))
-		die("writing the filesystem out failed: %s", printbuf_str(&err));
+		online_die("writing the filesystem out failed: %s", printbuf_str(&err));
 	printbuf_exit(&err);
+}
+
+bool online_verbose;
+
+noreturn void online_die(const char *fmt, ...)
+{
+	va_list args;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", bch_cmd_name);
+	va_start(args, fmt);
+	vfprintf(stderr, fmt, args);
+	va_end(args);
+	fputc('\n', stderr);
+	exit(EXIT_FAIL);
 }
 
 void online_ioctl_err(struct bch_handle *h, const char *name, long ret)
@@ -60,9 +76,12 @@ void online_ioctl_err(struct bch_handle *h, const char *name, long ret)
 	while (n && why[n - 1] == '\n')
 		n--;
 	fflush(stdout);
-	fprintf(stderr, "%s ioctl error: %s\n", name, strerror((int)-ret));
+	if (online_verbose)
+		fprintf(stderr, "%s ioctl error: %s\n", name, strerror((int)-ret));
 	if (n)
-		fprintf(stderr, "bcachefs: %.*s\n", (int)n, why);
+		fprintf(stderr, "%s: %.*s\n", bch_cmd_name, (int)n, why);
+	else
+		fprintf(stderr, "%s: %s\n", bch_cmd_name, strerror((int)-ret));
 }
 
 struct bch_sb *online_read_super(struct bch_handle *h)
@@ -78,7 +97,7 @@ struct bch_sb *online_read_super(struct bch_handle *h)
 			return buf;
 		free(buf);
 		if (!ret)
-			die("the superblock read back is malformed");
+			online_die("the superblock read back is malformed");
 		if (ret != -ERANGE || size > (64U << 20)) {
 			online_ioctl_err(h, "BCH_IOCTL_READ_SUPER", ret);
 			exit(EXIT_FAIL);
@@ -131,6 +150,30 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/*
+ * What the job did, in its own units: a scrub verifies (and repairs
+ * copies), the other jobs copy extents. A resumed job counts this run.
+ */
+static void job_summary(const struct bch_job_result *r, const char *what, double secs)
+{
+	struct printbuf size = PRINTBUF;
+	bool scrub = strstr(what, "scrub") != NULL;
+	uint64_t extents = scrub ? r->extents_seen : r->extents_moved;
+
+	pr_human_sectors(&size, (int64_t)(scrub ? r->sectors_seen : r->sectors_moved));
+	printf("%s: done in %.1f s", what, secs);
+	if (r->resumed)
+		printf(" (went on from a stopped run)");
+	printf(": %" PRIu64 " extent%s (%s) %s", extents, extents == 1 ? "" : "s",
+	       printbuf_str(&size), scrub ? "verified" : "copied");
+	if (r->repaired)
+		printf(", %" PRIu64 " repaired", r->repaired);
+	if (r->errors)
+		printf(", %" PRIu64 " problem%s not repaired", r->errors, r->errors == 1 ? "" : "s");
+	printf("\n");
+	printbuf_exit(&size);
+}
+
 int online_job_run(struct bch_handle *h, int fd, const char *what)
 {
 	struct sigaction sa = { .sa_handler = job_sigint }, old_int, old_term;
@@ -158,8 +201,8 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		if (n < 0) {
 			if (n == -EINTR)
 				continue;
-			fprintf(stderr, "%sbcachefs: %s: lost the job (%s): the mount went away?\n",
-				tty ? "\n" : "", what, strerror((int)-n));
+			fprintf(stderr, "%s%s: lost the job (%s): the mount went away?\n",
+				tty ? "\n" : "", bch_cmd_name, strerror((int)-n));
 			code = EXIT_FAIL;
 			goto out;
 		}
@@ -196,7 +239,7 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		pr_position(&line, &last.p);
 		close(fd);
 		fd = -1;
-		printf("%s: stopped at %s (%u%%); run it again to finish\n", what,
+		printf("%s: stopped at %s (%u%%); run it again to go on from there\n", what,
 		       printbuf_str(&line), pct(&last.p));
 		code = 130;
 		goto out;
@@ -207,7 +250,7 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 		goto out;
 	}
 	if (n < 0) {
-		fprintf(stderr, "bcachefs: %s: cannot read the job's result: %s\n", what,
+		fprintf(stderr, "%s: cannot read the job's result: %s\n", bch_cmd_name,
 			strerror((int)-n));
 		code = EXIT_FAIL;
 		goto out;
@@ -215,16 +258,10 @@ int online_job_run(struct bch_handle *h, int fd, const char *what)
 	if (report.pos)
 		fputs(printbuf_str(&report), r.ret || r.errors ? stderr : stdout);
 	if (r.ret) {
-		fprintf(stderr, "bcachefs: %s failed: %s\n", what, strerror(-r.ret));
+		fprintf(stderr, "%s: %s failed: %s\n", bch_cmd_name, what, strerror(-r.ret));
 		code = EXIT_FAIL;
 	} else {
-		printf("%s: done, %" PRIu64 " extents (%" PRIu64 " sectors) written in %.1f s",
-		       what, r.extents_moved, r.sectors_moved, now_s() - t0);
-		if (r.repaired)
-			printf(", %" PRIu64 " repaired", r.repaired);
-		if (r.errors)
-			printf(", %" PRIu64 " problems not repaired", r.errors);
-		printf("\n");
+		job_summary(&r, what, now_s() - t0);
 		if (r.errors)
 			code = EXIT_FAIL;
 	}

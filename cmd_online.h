@@ -22,11 +22,19 @@ struct bch_handle *online_open_dev(const char *dev, const char *fs_devs, unsigne
 /* Close (an in-process open is written out); die when that fails. */
 void online_close(struct bch_handle *h);
 
+/* -v: the ioctl's name and errno too (online_ioctl_err()). */
+extern bool online_verbose;
+
 /*
- * Print "<NAME> ioctl error: <strerror>" and the mount's reason (spec 50
- * §7), on stderr.
+ * A refused or failed request, one line on stderr: "<command>: <the
+ * mount's reason>" (or the errno's text when it gave none). With -v first
+ * "<NAME> ioctl error: <strerror>" (spec 50 §7's form).
  */
 void online_ioctl_err(struct bch_handle *h, const char *name, long ret);
+
+/* "<command>: <message>" on stderr, exit 1. */
+#include <stdnoreturn.h>
+noreturn void online_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* The filesystem's superblock (BCH_IOCTL_READ_SUPER, growing the buffer), or die. */
 struct bch_sb *online_read_super(struct bch_handle *h);

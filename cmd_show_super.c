@@ -5,11 +5,12 @@
  * no full validation and no filesystem open, so it works on damaged and
  * mounted devices.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/dev/dev.h"
 #include "libbcachefs/util/errcode.h"
@@ -17,26 +18,19 @@
 #include "libbcachefs/dev/sb_print.h"
 #include "libbcachefs/util/util.h"
 
-const char cmd_show_super_usage[] =
-	"Usage: bcachefs show-super [OPTION]... DEVICE\n"
-	"Print the superblock of DEVICE.\n"
-	"\n"
-	"Options:\n"
-	"  -f, --fields=LIST    superblock fields to print, comma separated, or 'all'\n"
-	"                       (journal, members, crypt, replicas, quota, disk_groups;\n"
-	"                       default: members)\n"
-	"  -l, --layout         also print the superblock layout\n"
-	"      --json           print one JSON object instead of text\n"
-	"  -h, --help           display this help and exit\n";
+struct show_super_args {
+	unsigned	flags;
+	bool		json;
+};
 
-enum { OPT_JSON = 256 };
-
-static unsigned parse_fields(const char *arg)
+static int opt_fields(void *opts, const char *arg, struct printbuf *why)
 {
+	struct show_super_args *a = opts;
 	char *s = xstrdup(arg), *save = NULL, *tok;
 	unsigned flags = 0;
+	int ret = 0;
 
-	for (tok = strtok_r(s, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+	for (tok = strtok_r(s, ",", &save); tok && !ret; tok = strtok_r(NULL, ",", &save)) {
 		int t;
 
 		if (!strcmp(tok, "all")) {
@@ -44,56 +38,57 @@ static unsigned parse_fields(const char *arg)
 			continue;
 		}
 		t = bch_sb_field_type_parse(tok);
-		if (t < 0)
-			cmd_usage_error(cmd_show_super_usage,
-					"bad superblock field '%s' (known: journal, members, crypt, replicas, quota, disk_groups, all)",
-					tok);
-		flags |= 1U << t;
+		if (t < 0) {
+			pr_buf(why, "bad superblock field '%s' (known: journal, members, crypt, replicas, quota, disk_groups, all)",
+			       tok);
+			ret = -1;
+		} else {
+			flags |= 1U << t;
+		}
 	}
 	free(s);
-	return flags;
+	a->flags = (a->flags & BCH_SB_PRINT_LAYOUT) | flags;
+	return ret;
 }
+
+static int opt_layout(void *opts, const char *arg, struct printbuf *why)
+{
+	((struct show_super_args *)opts)->flags |= BCH_SB_PRINT_LAYOUT;
+	return 0;
+}
+
+static const struct cmd_opt show_super_opts[] = {
+	CMD_OPT_FN('f', "fields", "LIST",
+		   "superblock fields to print, comma separated, or 'all'\n"
+		   "(journal, members, crypt, replicas, quota, disk_groups;\n"
+		   "default: members)", opt_fields),
+	CMD_OPT_FN('l', "layout", NULL, "also print the superblock layout", opt_layout),
+	CMD_OPT_BOOL(0, "json", "print one JSON object instead of text",
+		     struct show_super_args, json),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+const struct cmd_def cmd_show_super_def = {
+	.name		= "show-super",
+	.args		= "DEVICE",
+	.about		= "Print the superblock of DEVICE.",
+	.opts		= show_super_opts,
+	.min_args	= 1,
+	.max_args	= 1,
+	.no_args_msg	= "no device given",
+	.too_many_msg	= "too many arguments: one device only",
+	.help_col	= 23,
+};
 
 int cmd_show_super(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "fields",	required_argument,	NULL, 'f' },
-		{ "layout",	no_argument,		NULL, 'l' },
-		{ "json",	no_argument,		NULL, OPT_JSON },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL }
-	};
-	unsigned flags = 1U << BCH_SB_FIELD_members;
+	struct show_super_args a = { .flags = 1U << BCH_SB_FIELD_members };
 	struct printbuf err = PRINTBUF, out = PRINTBUF;
 	struct bch_sb_handle h = { 0 };
+	const char *path = argv[cmd_parse(&cmd_show_super_def, &a, argc, argv)];
 	struct bch_devio *io;
-	bool json = false;
-	const char *path;
-	int opt, ret;
-
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":f:lh", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'f':
-			flags = (flags & BCH_SB_PRINT_LAYOUT) | parse_fields(optarg);
-			break;
-		case 'l':
-			flags |= BCH_SB_PRINT_LAYOUT;
-			break;
-		case OPT_JSON:
-			json = true;
-			break;
-		case 'h':
-			cmd_help(cmd_show_super_usage);
-		default:
-			cmd_bad_option(cmd_show_super_usage, opt, argv);
-		}
-
-	if (optind >= argc)
-		cmd_usage_error(cmd_show_super_usage, "no device given");
-	if (argc - optind > 1)
-		cmd_usage_error(cmd_show_super_usage, "too many arguments: one device only");
-	path = argv[optind];
+	int ret;
 
 	ret = dev_open(path, 0, &io);
 	if (ret) {
@@ -110,11 +105,11 @@ int cmd_show_super(int argc, char *argv[])
 	if (ret)
 		return EXIT_FAIL;
 
-	if (json) {
-		bch_sb_to_json(&out, h.sb, flags, true);
+	if (a.json) {
+		bch_sb_to_json(&out, h.sb, a.flags, true);
 		pr_char(&out, '\n');
 	} else {
-		bch_sb_to_text(&out, h.sb, flags);
+		bch_sb_to_text(&out, h.sb, a.flags);
 	}
 	fputs(printbuf_str(&out), stdout);
 	printbuf_exit(&out);

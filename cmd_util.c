@@ -147,3 +147,13 @@ noreturn void die(const char *fmt, ...)
 	fputc('\n', stderr);
 	exit(EXIT_FAIL);
 }
+
+#ifndef BCACHEFS_VERSION
+#define BCACHEFS_VERSION "0.1"
+#endif
+
+noreturn void cmd_print_version(void)
+{
+	printf("bcachefs-tools %s (on-disk format: superblock version 9)\n", BCACHEFS_VERSION);
+	exit(fflush(stdout) ? EXIT_FAIL : EXIT_OK);
+}

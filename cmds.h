@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The commands. Each cmd_*.c defines the function and its usage text;
- * bcachefs.c holds the table that names them. Commands are thin: they
+ * The commands. Each cmd_*.c defines the function, which answers --help
+ * (`bcachefs help CMD` runs it so); bcachefs.c holds the table that names
+ * them. Options are declared once in a table (cmd_opts.h). Commands are thin: they
  * parse options, call the core (libbcachefs/) and print.
  */
 #ifndef BCH_CMDS_H
@@ -38,8 +39,7 @@
 	x(version,		"version",		"Print the version of this tool")
 
 #define x(fn, name, summary)					\
-	int cmd_##fn(int argc, char *argv[]);			\
-	extern const char cmd_##fn##_usage[];
+	int cmd_##fn(int argc, char *argv[]);
 BCH_COMMANDS()
 #undef x
 

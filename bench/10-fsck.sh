@@ -1,8 +1,10 @@
 #!/bin/sh
-# fsck -n and list of the d1 image (a migrated ext4 filesystem, which is
-# still a valid ext4 image) against e2fsck -fn on the same image, and
-# fsck -n of an empty filesystem on a 15 TiB sparse image (the cost must
-# follow the metadata, not the device size). Best of N runs, wall clock.
+# fsck -n -f (the full check) and list of the d1 image (a migrated ext4
+# filesystem, which is still a valid ext4 image) against e2fsck -fn on the
+# same image, with peak RSS; fsck -n of the same image (marked clean: the
+# fast path, target under 5 ms); and fsck -n -f of an empty filesystem on a
+# 15 TiB sparse image (the cost must follow the metadata, not the device
+# size). Best of N runs, wall clock; peak RSS (GNU time's %M) of one run.
 set -u
 top=${BENCH_TOP:-$(pwd)}
 bin=${BCACHEFS:-$top/bcachefs}
@@ -23,17 +25,31 @@ ms_best() {	# ms_best CMD...: best wall time in ms over $runs runs
 	printf '%d.%03d' $((best / 1000)) $((best % 1000))
 }
 
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+rss_kib() {	# rss_kib CMD...: peak resident set of one run in KiB ("n/a" without GNU time)
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%M' -o "$work/rss" "$@" > /dev/null 2>&1
+		tail -n 1 "$work/rss"
+	else
+		echo n/a
+	fi
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b <= 0) print "-"; else printf "%.2f", a / b }'; }
 
 img=$work/d1.img
 zstd -qd --sparse "$top/tests/golden/d1_migrate_ext4_1G/migrated-layout7.img.zst" -o "$img" || exit 1
 
 e2=$(command -v e2fsck || echo /sbin/e2fsck)
-printf '%-44s %12s %10s\n' "d1 (1 GiB, 232 inodes, 6734 extents)" "ms (best)" "vs e2fsck"
+printf '%-44s %12s %10s %12s %10s\n' "d1 (1 GiB, 232 inodes, 6734 extents)" "ms (best)" "vs e2fsck" "peak RSS KiB" "vs e2fsck"
 base=$(ms_best "$e2" -fn "$img")
-printf '%-44s %12s %10s\n' "e2fsck -fn (baseline)" "$base" "1.00"
+base_rss=$(rss_kib "$e2" -fn "$img")
+printf '%-44s %12s %10s %12s %10s\n' "e2fsck -fn (baseline)" "$base" "1.00" "$base_rss" "1.00"
+t=$(ms_best "$bin" fsck -n -f "$img")
+r=$(rss_kib "$bin" fsck -n -f "$img")
+printf '%-44s %12s %10s %12s %10s\n' "bcachefs fsck -n -f (full check)" "$t" "$(ratio "$t" "$base")" "$r" "$(ratio "$r" "$base_rss")"
 t=$(ms_best "$bin" fsck -n "$img")
-printf '%-44s %12s %10s\n' "bcachefs fsck -n" "$t" "$(ratio "$t" "$base")"
+r=$(rss_kib "$bin" fsck -n "$img")
+printf '%-44s %12s %10s %12s %10s\n' "bcachefs fsck -n (clean: not checked)" "$t" "(< 5 ms)" "$r" "$(ratio "$r" "$base_rss")"
 for b in extents inodes dirents; do
 	t=$(ms_best "$bin" list -b $b "$img")
 	printf '%-44s %12s %10s\n' "bcachefs list -b $b" "$t" "$(ratio "$t" "$base")"
@@ -45,8 +61,8 @@ truncate -s 15T "$big"
 if "$bin" format -q -f "$big" > "$work/format.log" 2>&1; then
 	# initialise it if this format left it uninitialised
 	"$bin" show-super "$big" 2>/dev/null | grep -q 'Clean:.*1' || "$bin" fsck -y "$big" > /dev/null 2>&1
-	t=$(ms_best "$bin" fsck -n "$big")
-	printf '%-44s %12s %10s\n' "bcachefs fsck -n, empty fs on 15 TiB sparse" "$t" "(target < 50)"
+	t=$(ms_best "$bin" fsck -n -f "$big")
+	printf '%-44s %12s %10s\n' "bcachefs fsck -n -f, empty fs on 15 TiB sparse" "$t" "(target < 50)"
 else
 	echo "15 TiB: format failed: $(head -n 1 "$work/format.log")"
 fi

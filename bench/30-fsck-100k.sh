@@ -1,11 +1,13 @@
 #!/bin/sh
 # fsck of a 100k-file tree: the same tree (small files in nested folders)
 # made into a bcachefs image with `format --source` and into an ext4 image
-# with `mkfs.ext4 -d`; times bcachefs fsck -n, fsck -y (clean filesystem)
-# and e2fsck -fn, one run each after a warm-up run (page cache warm).
+# with `mkfs.ext4 -d`; times bcachefs fsck -n -f (the full check), fsck -y
+# (clean filesystem: checks too), fsck -n (marked clean: the fast path) and
+# e2fsck -fn, one run each after a warm-up run (page cache warm), with the
+# peak RSS of each (GNU time's %M).
 #
-# Environment: BENCH_FILES (default 100000), BENCH_WORK (scratch folder,
-# ideally on tmpfs), BCACHEFS.
+# Environment: BENCH_FILES (default 100000; bench/35-fsck-1m.sh runs this
+# with 1000000), BENCH_WORK (scratch folder, ideally on tmpfs), BCACHEFS.
 set -u
 top=${BENCH_TOP:-$(pwd)}
 bin=${BCACHEFS:-$top/bcachefs}
@@ -30,6 +32,17 @@ time_once() {
 	rc=$?
 	t=$(( $(now_us) - t0 ))
 }
+
+# rss_kib CMD...: peak resident set of one run in KiB ("n/a" without GNU time)
+rss_kib() {
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f '%M' -o "$work/rss" "$@" > /dev/null 2>&1
+		tail -n 1 "$work/rss"
+	else
+		echo n/a
+	fi
+}
+rratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b <= 0) print "-"; else printf "%.2f", a / b }'; }
 
 # The tree: 100 top folders x 10 sub-folders x N files of 0-4 KiB (eight
 # sizes; shell builtins only, a process per file would take minutes).
@@ -65,8 +78,9 @@ t_tree=$(( $(now_us) - t0 ))
 img=$work/bch.img
 ext=$work/ext4.img
 rm -f "$img" "$ext"
-truncate -s 4G "$img"
-truncate -s 4G "$ext"
+gib=$(( files > 200000 ? 16 : 4 ))
+truncate -s ${gib}G "$img"
+truncate -s ${gib}G "$ext"
 
 time_once "$bin" format -q --source "$tree" "$img"
 t_format=$t
@@ -83,23 +97,31 @@ fi
 rm -rf "$tree"
 
 printf '%-44s %12s\n' "tree: $nfiles files, $per per folder" "$(ms $t_tree) ms"
-printf '%-44s %12s\n' "bcachefs format --source (4 GiB sparse)" "$(ms $t_format) ms"
-printf '%-44s %12s\n' "mkfs.ext4 -d (4 GiB sparse)" "$(ms $t_mke2) ms"
+printf '%-44s %12s\n' "bcachefs format --source ($gib GiB sparse)" "$(ms $t_format) ms"
+printf '%-44s %12s\n' "mkfs.ext4 -d ($gib GiB sparse)" "$(ms $t_mke2) ms"
 echo
 
-printf '%-44s %12s %10s\n' "fsck, $nfiles files" "ms (1 run)" "vs e2fsck"
+row() {	# row LABEL US RSS
+	printf '%-44s %12s %10s %12s %10s\n' "$1" "$(ms $2)" "$(ratio $2 $base)" "$3" "$(rratio "$3" "$base_rss")"
+}
+printf '%-44s %12s %10s %12s %10s\n' "fsck, $nfiles files" "ms (1 run)" "vs e2fsck" "peak RSS KiB" "vs e2fsck"
 "$e2" -fn "$ext" > /dev/null 2>&1		# warm-up
 time_once "$e2" -fn "$ext"
 base=$t
-printf '%-44s %12s %10s\n' "e2fsck -fn (baseline, exit $rc)" "$(ms $base)" "1.00"
+base_rss=$(rss_kib "$e2" -fn "$ext")
+row "e2fsck -fn (baseline, exit $rc)" $base "$base_rss"
 
-"$bin" fsck -n "$img" > /dev/null 2>&1		# warm-up
-time_once "$bin" fsck -n "$img"
-printf '%-44s %12s %10s\n' "bcachefs fsck -n (exit $rc)" "$(ms $t)" "$(ratio $t $base)"
+"$bin" fsck -n -f "$img" > /dev/null 2>&1		# warm-up
+time_once "$bin" fsck -n -f "$img"
+row "bcachefs fsck -n -f (exit $rc)" $t "$(rss_kib "$bin" fsck -n -f "$img")"
 [ $rc = 0 ] || sed -n '1,5p' "$work/last.log"
 
 time_once "$bin" fsck -y "$img"
-printf '%-44s %12s %10s\n' "bcachefs fsck -y, clean fs (exit $rc)" "$(ms $t)" "$(ratio $t $base)"
+row "bcachefs fsck -y, clean fs (exit $rc)" $t "$(rss_kib "$bin" fsck -y "$img")"
 [ $rc = 0 ] || sed -n '1,5p' "$work/last.log"
 
-rm -f "$img" "$ext" "$work/last.log"
+time_once "$bin" fsck -n "$img"
+row "bcachefs fsck -n, marked clean (exit $rc)" $t "$(rss_kib "$bin" fsck -n "$img")"
+[ $rc = 0 ] || sed -n '1,5p' "$work/last.log"
+
+rm -f "$img" "$ext" "$work/last.log" "$work/rss"

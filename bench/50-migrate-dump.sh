@@ -99,7 +99,7 @@ else
 	[ $rc = 0 ] || { echo "migrate failed (exit $rc): $(tail -n 5 "$work/last.log")"; exit 1; }
 	summary=$(grep 'linked in place' "$work/last.log")
 	umount "$mnt"
-	time_once "$bin" fsck -n "$ext"
+	time_once "$bin" fsck -n -f "$ext"
 	t_fsck=$t
 
 	printf '%-52s %12s %10s %8s\n' "migrate, $mfiles files (2 GiB ext4)" "ms (1 run)" "vs format" "CPU ms"

@@ -2,10 +2,10 @@
 # Install the Debian packages the build and the tests need, when missing.
 set -e
 # --bench: the packages only benchmarks use (bench/40-format.sh compares
-# format with mkfs.xfs and mkfs.btrfs); never fails when they cannot be had.
+# format with mkfs.xfs and mkfs.btrfs, 55-sqlite.sh runs sqlite3); never fails when they cannot be had.
 if [ "${1:-}" = --bench ]; then
 	missing=""
-	for p in xfsprogs btrfs-progs; do
+	for p in xfsprogs btrfs-progs sqlite3; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 	done
 	[ -z "$missing" ] && exit 0

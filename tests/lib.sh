@@ -1,5 +1,28 @@
 # Helpers for test scripts (sourced). Needs $GOLDEN and $WORK.
 
+# unzst FILE.zst OUT: OUT = FILE decompressed (sparse). With $TEST_CACHE
+# (tests/run.sh sets it) a file is decompressed once per run (or once
+# for all the runs of `make check`) into that folder, and OUT is a sparse
+# copy of it: most golden images are 1 GiB, a third of a second of zstd
+# each, and many tests read the same ones. OUT is the test's own file.
+unzst() {
+	if [ -z "${TEST_CACHE:-}" ]; then
+		zstd -qdf --sparse "$1" -o "$2"
+		return
+	fi
+	_src=$(readlink -f "$1")
+	_key=$TEST_CACHE/$(echo "$_src" | tr / _)
+	if [ ! -f "$_key" ] || [ "$_src" -nt "$_key" ]; then
+		mkdir -p "$TEST_CACHE"
+		# (two tests may decompress one file at once: each its own
+		# temporary file, renamed into place whole)
+		zstd -qdf --sparse "$_src" -o "$_key.$$.tmp" && mv -f "$_key.$$.tmp" "$_key" ||
+			{ rm -f "$_key.$$.tmp"; return 1; }
+	fi
+	rm -f "$2"
+	cp --sparse=always "$_key" "$2"
+}
+
 # golden_images CASE [NAME]: decompress the final images of a golden case into
 # $WORK/CASE/ (once) and print their paths, space-separated.
 golden_images() {
@@ -15,7 +38,7 @@ golden_images() {
 	_out=""
 	for _i in $_imgs; do
 		_o=$_dir/$(basename "${_i%.zst}")
-		[ -f "$_o" ] || zstd -qd --sparse "$_i" -o "$_o"
+		[ -f "$_o" ] || unzst "$_i" "$_o"
 		_out="$_out $_o"
 	done
 	echo $_out

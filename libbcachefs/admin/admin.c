@@ -17,6 +17,7 @@
 #include "admin/admin.h"
 #include "admin/admin_dev.h"
 #include "alloc/alloc.h"
+#include "alloc/space.h"
 #include "btree/btree.h"
 #include "btree/btree_update.h"
 #include "admin/ctl_proto.h"
@@ -69,23 +70,35 @@ int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u)
 
 /* ---- USAGE ---------------------------------------------------------------- */
 
+/*
+ * One accounting (issue 23): the space totals (capacity, used, reserved,
+ * available) and the buckets of each type come from the allocator that
+ * decides what can be allocated (the running engine's when it runs, so that
+ * statfs says the same); the sectors of each kind of data from a walk of
+ * every btree node pointer and extent, on disk (compressed) and
+ * uncompressed side by side.
+ */
 struct usage_entry {
 	uint8_t		data_type;
 	uint64_t	devs;		/* bit d = device d */
-	uint64_t	sectors;
+	uint64_t	disk;		/* sectors on disk, every copy */
+	uint64_t	uncompressed;	/* logical sectors, every copy */
 };
 
 struct usage_walk {
 	struct bch_fs		*c;
 	struct bch_allocator	a;
-	struct bch_ioctl_fs_usage *fs;
 	struct printbuf		ignore;
-	/* sectors per replicas entry (our BCH_CTL_REPLICAS_USAGE) */
+	/* sectors on disk and uncompressed, every copy, by type and copies */
+	uint64_t		disk[BCH_DATA_NR][BCH_REPLICAS_MAX];
+	uint64_t		uncompressed[BCH_DATA_NR][BCH_REPLICAS_MAX];
+	uint64_t		persistent_reserved[BCH_REPLICAS_MAX];
 	struct usage_entry	*e;
 	size_t			nr_e;
 };
 
-static void entry_add(struct usage_walk *w, unsigned data_type, uint64_t devs, uint64_t sectors)
+static void entry_add(struct usage_walk *w, unsigned data_type, uint64_t devs,
+		      uint64_t disk, uint64_t uncompressed)
 {
 	size_t i;
 
@@ -98,12 +111,18 @@ static void entry_add(struct usage_walk *w, unsigned data_type, uint64_t devs, u
 		w->e = xrealloc(w->e, (w->nr_e + 1) * sizeof(*w->e));
 		w->e[w->nr_e++] = (struct usage_entry) { .data_type = (uint8_t)data_type, .devs = devs };
 	}
-	w->e[i].sectors += sectors;
+	w->e[i].disk += disk;
+	w->e[i].uncompressed += uncompressed;
 }
 
 static unsigned replicas_idx(unsigned nr)
 {
 	return nr < 1 ? 0 : nr > BCH_REPLICAS_MAX ? BCH_REPLICAS_MAX - 1 : nr - 1;
+}
+
+static unsigned nr_devs(uint64_t devs)
+{
+	return (unsigned)__builtin_popcountll(devs);
 }
 
 /* The gen bucket @b of @dev has now: the engine's when it runs, else the alloc btree's. */
@@ -123,7 +142,7 @@ static int usage_node(void *arg, const struct btree_node_visit *v)
 {
 	struct usage_walk *w = arg;
 	struct btree_ptr_h p[BCH_REPLICAS_MAX];
-	uint64_t devs = 0;
+	uint64_t devs = 0, node = w->c->btree_node_size;
 	int nr;
 
 	if (!v->ptr)
@@ -133,8 +152,9 @@ static int usage_node(void *arg, const struct btree_node_visit *v)
 		return 0;
 	for (int i = 0; i < nr; i++)
 		devs |= p[i].dev < 64 ? 1ULL << p[i].dev : 0;
-	entry_add(w, BCH_DATA_BTREE, devs, w->c->btree_node_size);
-	w->fs->sectors[BCH_DATA_BTREE][replicas_idx((unsigned)nr)] += w->c->btree_node_size;
+	entry_add(w, BCH_DATA_BTREE, devs, node * (unsigned)nr, node * (unsigned)nr);
+	w->disk[BCH_DATA_BTREE][replicas_idx((unsigned)nr)] += node * (unsigned)nr;
+	w->uncompressed[BCH_DATA_BTREE][replicas_idx((unsigned)nr)] += node * (unsigned)nr;
 	bch_alloc_mark_btree_ptr(&w->a, v->ptr, &w->ignore);
 	return 0;
 }
@@ -154,7 +174,7 @@ static void usage_extent(struct usage_walk *w, const struct bkey_ref *k)
 	struct extent_ptr_iter it;
 	struct extent_ptr_decoded p;
 	unsigned dirty = 0;
-	uint64_t devs = 0;
+	uint64_t devs = 0, disk = 0;
 
 	if (k->k.type == BCH_RESERVATION) {
 		struct bch_reservation r;
@@ -162,7 +182,7 @@ static void usage_extent(struct usage_walk *w, const struct bkey_ref *k)
 		if (k->v_bytes < sizeof(r))
 			return;
 		memcpy(&r, k->v, sizeof(r));
-		w->fs->persistent_reserved[replicas_idx(r.nr_replicas)] += k->k.size;
+		w->persistent_reserved[replicas_idx(r.nr_replicas)] += k->k.size;
 		return;
 	}
 	if (k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED)
@@ -171,92 +191,36 @@ static void usage_extent(struct usage_walk *w, const struct bkey_ref *k)
 	while (extent_ptr_iter_next(&it, &p) > 0) {
 		struct bch_member_dev *ca = p.ptr.dev < BCH_FS_MAX_DEVS ? c->devs[p.ptr.dev] : NULL;
 		bool cached = p.ptr.cached || k->k.type == BCH_EXTENT_CACHED;
-		uint64_t b;
+		uint64_t b, ds = disk_sectors(&p.crc, k->k.size);
 		uint8_t gen;
 
-		if (cached) {
-			w->fs->sectors[BCH_DATA_CACHED][0] += k->k.size;
-			entry_add(w, BCH_DATA_CACHED, p.ptr.dev < 64 ? 1ULL << p.ptr.dev : 0, k->k.size);
-		} else {
-			dirty++;
-			devs |= p.ptr.dev < 64 ? 1ULL << p.ptr.dev : 0;
-		}
 		if (!ca || !ca->bucket_size)
 			continue;
 		b = p.ptr.offset / ca->bucket_size;
-		if (bucket_gen_now(c, p.ptr.dev, b, &gen) && gen_after(gen, p.ptr.gen))
-			continue;	/* stale: its space is not in use */
-		bch_alloc_mark(&w->a, p.ptr.dev, b, cached ? BCH_DATA_CACHED : BCH_DATA_USER,
-			       (unsigned)min_t(uint64_t, disk_sectors(&p.crc, k->k.size), UINT32_MAX),
-			       &w->ignore);
-		printbuf_reset(&w->ignore);
-	}
-	if (dirty)
-		w->fs->sectors[BCH_DATA_USER][replicas_idx(dirty)] += k->k.size;
-	entry_add(w, BCH_DATA_USER, devs, k->k.size);
-}
-
-/* Capacity of the read-write members (30 §5.7). */
-static uint64_t usage_capacity(struct bch_fs *c)
-{
-	uint64_t total = 0, reserved = 0, pct = (uint64_t)BCH_SB_GC_RESERVE(c->sb);
-
-	if (!pct)
-		pct = 8;
-	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++) {
-		const struct bch_member *m = bch_sb_member(c->sb, i);
-		uint64_t nb, bs, per, movinggc;
-
-		if (!m || !bch_member_exists(m) || BCH_MEMBER_STATE(m) != BCH_MEMBER_STATE_RW)
-			continue;
-		nb = le64_to_cpu(m->nbuckets);
-		bs = le16_to_cpu(m->bucket_size);
-		if (!bs || nb <= le16_to_cpu(m->first_bucket))
-			continue;
-		total += (nb - le16_to_cpu(m->first_bucket)) * bs;
-		per = c->btree_node_size ? bs / c->btree_node_size : 1;
-		movinggc = max_t(uint64_t, 16, nb >> 7);
-		reserved += (DIV_ROUND_UP(60, per ?: 1) + movinggc + movinggc / 2 + 33) * bs;
-	}
-	return min_t(uint64_t, total * (100 - pct) / 100, total > reserved ? total - reserved : 0);
-}
-
-static void usage_dev(struct bch_fs *c, struct bch_allocator *a, unsigned i,
-		      struct bch_ioctl_dev_usage *d)
-{
-	const struct bch_member *m = bch_sb_member(c->sb, i);
-	struct bch_member_dev *ca = c->devs[i];
-	const struct bch_dev_alloc *da = a->devs[i];
-	uint64_t used = 0;
-	struct stat st;
-
-	memset(d, 0, sizeof(*d));
-	d->alive	= 1;
-	d->state	= (uint8_t)BCH_MEMBER_STATE(m);
-	d->bucket_size	= le16_to_cpu(m->bucket_size);
-	d->nr_buckets	= le64_to_cpu(m->nbuckets) > le16_to_cpu(m->first_bucket)
-		? le64_to_cpu(m->nbuckets) - le16_to_cpu(m->first_bucket) : 0;
-	if (ca && ca->io && !fstat(ca->io->fd, &st) && S_ISBLK(st.st_mode))
-		d->dev = (uint32_t)bch_huge_encode_dev(major(st.st_rdev), minor(st.st_rdev));
-	if (!da)
-		return;
-	for (uint64_t ch = 0; ch < da->nr_chunks; ch++) {
-		const struct bucket_h *g = da->chunk[ch];
-
-		if (!g)
-			continue;
-		for (uint64_t j = 0; j < BUCKET_CHUNK && ch * BUCKET_CHUNK + j < da->nbuckets; j++) {
-			unsigned t = g[j].data_type;
-
-			if (!t || t >= BCH_DATA_NR)
-				continue;
-			d->buckets[t]++;
-			d->sectors[t] += g[j].dirty_sectors;
-			if (ch * BUCKET_CHUNK + j >= da->first_bucket)
-				used++;
+		if (bucket_gen_now(c, p.ptr.dev, b, &gen) && gen_after(gen, p.ptr.gen)) {
+			if (cached)
+				continue;	/* stale: its space is not in use */
+		} else {
+			bch_alloc_mark(&w->a, p.ptr.dev, b, cached ? BCH_DATA_CACHED : BCH_DATA_USER,
+				       (unsigned)min_t(uint64_t, ds, UINT32_MAX), &w->ignore);
+			printbuf_reset(&w->ignore);
+		}
+		if (cached) {
+			w->disk[BCH_DATA_CACHED][0] += ds;
+			w->uncompressed[BCH_DATA_CACHED][0] += k->k.size;
+			entry_add(w, BCH_DATA_CACHED, p.ptr.dev < 64 ? 1ULL << p.ptr.dev : 0,
+				  ds, k->k.size);
+		} else {
+			dirty++;
+			disk += ds;
+			devs |= p.ptr.dev < 64 ? 1ULL << p.ptr.dev : 0;
 		}
 	}
-	d->buckets[BCH_DATA_NONE] = d->nr_buckets > used ? d->nr_buckets - used : 0;
+	if (!dirty)
+		return;
+	w->disk[BCH_DATA_USER][replicas_idx(dirty)] += disk;
+	w->uncompressed[BCH_DATA_USER][replicas_idx(dirty)] += k->k.size * dirty;
+	entry_add(w, BCH_DATA_USER, devs, disk, k->k.size * dirty);
 }
 
 /* Walk every btree node pointer and every extent (the allocator of @w: buckets). */
@@ -293,11 +257,67 @@ static void usage_walk_exit(struct usage_walk *w)
 	free(w->e);
 }
 
+/*
+ * The allocator whose bucket state says what is free: the running
+ * engine's, else the walk's (read-only or not mounted: nothing changes).
+ */
+static const struct bch_allocator *space_alloc(struct bch_fs *c, const struct usage_walk *w)
+{
+	const struct bch_allocator *a = bch_fs_rw_alloc(c);
+
+	return a ?: &w->a;
+}
+
+int bch_fs_space_walk(struct bch_fs *c, struct bch_space *s, struct printbuf *msg)
+{
+	struct usage_walk w = { 0 };
+	int ret = usage_walk(c, &w, msg);
+
+	if (!ret)
+		bch_space_read(space_alloc(c, &w), s);
+	usage_walk_exit(&w);
+	return ret;
+}
+
+static void usage_dev(struct bch_fs *c, const struct usage_walk *w, const struct bch_space *s,
+		      unsigned i, struct bch_ioctl_dev_usage *d)
+{
+	const struct bch_member *m = bch_sb_member(c->sb, i);
+	struct bch_member_dev *ca = c->devs[i];
+	const struct bch_dev_alloc *da = w->a.devs[i];
+	struct stat st;
+
+	memset(d, 0, sizeof(*d));
+	d->alive	= 1;
+	d->state	= (uint8_t)BCH_MEMBER_STATE(m);
+	d->bucket_size	= le16_to_cpu(m->bucket_size);
+	d->nr_buckets	= le64_to_cpu(m->nbuckets) > le16_to_cpu(m->first_bucket)
+		? le64_to_cpu(m->nbuckets) - le16_to_cpu(m->first_bucket) : 0;
+	if (ca && ca->io && !fstat(ca->io->fd, &st) && S_ISBLK(st.st_mode))
+		d->dev = (uint32_t)bch_huge_encode_dev(major(st.st_rdev), minor(st.st_rdev));
+	if (s->dev[i].present)
+		memcpy(d->buckets, s->dev[i].buckets, sizeof(d->buckets));
+	else
+		d->buckets[BCH_DATA_NONE] = d->nr_buckets;
+	if (!da)
+		return;
+	/* sectors on disk from the walk's marks */
+	for (uint64_t ch = 0; ch < da->nr_chunks; ch++) {
+		const struct bucket_h *g = da->chunk[ch];
+
+		if (!g)
+			continue;
+		for (uint64_t j = 0; j < BUCKET_CHUNK && ch * BUCKET_CHUNK + j < da->nbuckets; j++)
+			if (g[j].data_type && g[j].data_type < BCH_DATA_NR)
+				d->sectors[g[j].data_type] += g[j].dirty_sectors;
+	}
+}
+
 int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *msg)
 {
-	struct usage_walk w = { .fs = &u->fs };
-	uint64_t sum = 0, reserved = 0;
-	unsigned i, r;
+	struct usage_walk w = { 0 };
+	struct bch_space *s = xcalloc(1, sizeof(*s));
+	unsigned i, t, r;
 	int ret;
 
 	memset(&u->fs, 0, sizeof(u->fs));
@@ -308,32 +328,37 @@ int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *m
 	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
 		if (bch_sb_member_exists(c->sb, i) && i >= u->nr_devices) {
 			pr_buf(msg, "member %u does not fit in %u device slots", i, u->nr_devices);
+			free(s);
 			return -ERANGE;
 		}
 
 	ret = usage_walk(c, &w, msg);
 	if (ret)
 		goto out;
-	u->fs.capacity = usage_capacity(c);
-	for (r = 0; r < BCH_REPLICAS_MAX; r++) {
-		sum += (r + 1) * (u->fs.sectors[BCH_DATA_BTREE][r] + u->fs.sectors[BCH_DATA_USER][r]);
-		reserved += (r + 1) * u->fs.persistent_reserved[r];
-	}
-	reserved += u->fs.online_reserved;
-	u->fs.used = sum + reserved + DIV_ROUND_UP(reserved, 64);
-
+	bch_space_read(space_alloc(c, &w), s);
+	/*
+	 * capacity and used as df sees them (buckets); sectors[][]: on disk,
+	 * one copy (the 2018 tools multiply by the number of copies)
+	 */
+	u->fs.capacity		= s->capacity;
+	u->fs.used		= s->used;
+	u->fs.online_reserved	= s->reserve_promised;
+	for (t = 0; t < BCH_DATA_NR; t++)
+		for (r = 0; r < BCH_REPLICAS_MAX; r++)
+			u->fs.sectors[t][r] = w.disk[t][r] / (t == BCH_DATA_CACHED ? 1 : r + 1);
+	memcpy(u->fs.persistent_reserved, w.persistent_reserved, sizeof(w.persistent_reserved));
 	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
 		if (bch_sb_member_exists(c->sb, i))
-			usage_dev(c, &w.a, i, &u->devs[i]);
+			usage_dev(c, &w, s, i, &u->devs[i]);
 out:
 	usage_walk_exit(&w);
+	free(s);
 	return ret ? -bch_err_errno(ret) : 0;
 }
 
 int bch_fs_usage_replicas(struct bch_fs *c, struct printbuf *out)
 {
-	struct bch_ioctl_fs_usage fs;
-	struct usage_walk w = { .fs = &fs };
+	struct usage_walk w = { 0 };
 	struct bch_replicas_iter it;
 	const struct bch_replicas_entry *e;
 	int ret = usage_walk(c, &w, out);
@@ -345,22 +370,59 @@ int bch_fs_usage_replicas(struct bch_fs *c, struct printbuf *out)
 	/* every entry of the superblock (journal ones have no count), then the others */
 	bch_sb_replicas_iter_init(&it, c->sb);
 	while ((e = bch_sb_replicas_next(&it))) {
-		uint64_t devs = 0, sectors = 0;
+		uint64_t devs = 0, disk = 0, unc = 0;
 
 		for (unsigned i = 0; i < e->nr; i++)
 			devs |= e->devs[i] < 64 ? 1ULL << e->devs[i] : 0;
 		for (size_t i = 0; i < w.nr_e; i++)
 			if (w.e[i].data_type == e->data_type && w.e[i].devs == devs) {
-				sectors = w.e[i].sectors;
+				disk = w.e[i].disk / max_t(unsigned, nr_devs(devs), 1);
+				unc = w.e[i].uncompressed / max_t(unsigned, nr_devs(devs), 1);
 				w.e[i].data_type = 0xff;	/* printed */
 			}
-		pr_buf(out, "%u %" PRIx64 " %" PRIu64 "%s\n", e->data_type, devs, sectors,
-		       e->data_type == BCH_DATA_JOURNAL ? " -" : "");
+		pr_buf(out, "%u %" PRIx64 " %" PRIu64 " %" PRIu64 "%s\n", e->data_type, devs,
+		       disk, unc, e->data_type == BCH_DATA_JOURNAL ? " -" : "");
 	}
 	for (size_t i = 0; i < w.nr_e; i++)
-		if (w.e[i].data_type != 0xff)
-			pr_buf(out, "%u %" PRIx64 " %" PRIu64 " unmarked\n", w.e[i].data_type,
-			       w.e[i].devs, w.e[i].sectors);
+		if (w.e[i].data_type != 0xff) {
+			unsigned n = max_t(unsigned, nr_devs(w.e[i].devs), 1);
+
+			pr_buf(out, "%u %" PRIx64 " %" PRIu64 " %" PRIu64 " unmarked\n",
+			       w.e[i].data_type, w.e[i].devs, w.e[i].disk / n,
+			       w.e[i].uncompressed / n);
+		}
+	usage_walk_exit(&w);
+	return 0;
+}
+
+int bch_fs_usage_space(struct bch_fs *c, struct printbuf *out)
+{
+	struct usage_walk w = { 0 };
+	struct bch_space *s;
+	int ret = usage_walk(c, &w, out);
+
+	if (ret) {
+		usage_walk_exit(&w);
+		return -bch_err_errno(ret);
+	}
+	s = xcalloc(1, sizeof(*s));
+	bch_space_read(space_alloc(c, &w), s);
+	pr_buf(out, "capacity %" PRIu64 "\nused %" PRIu64 "\nfree %" PRIu64
+	       "\nreserved %" PRIu64 "\nreserve_btree %" PRIu64 "\nreserve_nodata %" PRIu64
+	       "\nreserve_promised %" PRIu64 "\navailable %" PRIu64 "\n",
+	       s->capacity, s->used, s->free, s->reserved, s->reserve_btree,
+	       s->reserve_nodata, s->reserve_promised, s->available);
+	for (unsigned t = 0; t < BCH_DATA_NR; t++)
+		for (unsigned r = 0; r < BCH_REPLICAS_MAX; r++)
+			if (w.disk[t][r] || w.uncompressed[t][r])
+				pr_buf(out, "data %u %u %" PRIu64 " %" PRIu64 "\n", t, r + 1,
+				       w.disk[t][r], w.uncompressed[t][r]);
+	for (unsigned i = 0; i < BCH_ALLOC_MAX_DEVS; i++)
+		if (s->dev[i].present)
+			pr_buf(out, "dev %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+			       i, s->dev[i].capacity, s->dev[i].used, s->dev[i].free,
+			       s->dev[i].reserved, s->dev[i].available);
+	free(s);
 	usage_walk_exit(&w);
 	return 0;
 }
@@ -456,7 +518,7 @@ void bch_fs_integrity_text(struct bch_fs *c, struct printbuf *out)
 static bool needs_privilege(uint32_t nr)
 {
 	return nr != BCH_IOCTL_QUERY_UUID && nr != BCH_IOCTL_USAGE && nr != BCH_CTL_DEV_NAMES &&
-	       nr != BCH_CTL_REPLICAS_USAGE && nr != BCH_CTL_INTEGRITY;
+	       nr != BCH_CTL_REPLICAS_USAGE && nr != BCH_CTL_SPACE && nr != BCH_CTL_INTEGRITY;
 }
 
 /* The argument's size must be what the number says (the transports check it too). */
@@ -532,6 +594,9 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		break;
 	case BCH_CTL_REPLICAS_USAGE:
 		ret = bch_fs_usage_replicas(c, &out->msg);
+		break;
+	case BCH_CTL_SPACE:
+		ret = bch_fs_usage_space(c, &out->msg);
 		break;
 	case BCH_CTL_JOURNAL_FLUSH:
 		ret = bch_journal_flush(c, &out->msg);	/* nothing to do read-only */

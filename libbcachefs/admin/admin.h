@@ -64,11 +64,27 @@ int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u);
 int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *msg);
 
 /*
- * Sectors per replicas entry, one line each: "TYPE DEVS_HEX SECTORS" (the
+ * Sectors per replicas entry, one line each: "TYPE DEVS_HEX DISK
+ * UNCOMPRESSED" (one copy: on disk, and before compression; the
  * superblock's entries first; " -" after a journal entry: not counted;
  * " unmarked" after an entry the superblock lacks, which fsck reports).
  */
 int bch_fs_usage_replicas(struct bch_fs *c, struct printbuf *out);
+
+/*
+ * The space accounting (alloc/space.h) and the data sectors, as lines
+ * (BCH_CTL_SPACE), sectors:
+ *   "capacity N", "used N", "free N", "reserved N", "reserve_btree N",
+ *   "reserve_nodata N", "reserve_promised N", "available N",
+ *   "data TYPE COPIES DISK UNCOMPRESSED" (every copy, each data type and
+ *   number of copies that has any),
+ *   "dev IDX CAPACITY USED FREE RESERVED AVAILABLE" (each present member).
+ */
+int bch_fs_usage_space(struct bch_fs *c, struct printbuf *out);
+
+/* The space accounting of @c (a walk of the btrees when the engine is not running). */
+struct bch_space;
+int bch_fs_space_walk(struct bch_fs *c, struct bch_space *s, struct printbuf *msg);
 
 /*
  * Damage found and repaired since the open (core/integrity.h), one

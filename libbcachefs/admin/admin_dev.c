@@ -171,7 +171,7 @@ static int dev_may_go(struct bch_fs *c, unsigned dev, uint32_t flags, struct pri
 		if (online < before && online < want && !(flags & degraded)) {
 			pr_buf(msg, "the %s kept on devices ", type_str(e->data_type));
 			pr_devs(msg, e);
-			pr_buf(msg, " would lose a copy without device %u (force with -f: %s degraded)",
+			pr_buf(msg, " would lose a copy without device %u; -f keeps %s with fewer copies",
 			       dev, meta ? "metadata" : "data");
 			return -EINVAL;
 		}
@@ -252,10 +252,22 @@ static int set_state(struct bch_admin *a, const struct bch_ioctl_disk_set_state 
 					 ? BCH_SB_DATA_REPLICAS_REQ(c->sb) : BCH_SB_DATA_REPLICAS_WANT(c->sb));
 		unsigned need = max_t(unsigned, mr ?: 1, dr ?: 1), have = nr_rw_others(c, dev);
 
+		unsigned need_req = max_t(unsigned, (unsigned)BCH_SB_META_REPLICAS_REQ(c->sb) ?: 1,
+					  (unsigned)BCH_SB_DATA_REPLICAS_REQ(c->sb) ?: 1);
+
 		if (have < need) {
-			pr_buf(msg, "device %u cannot go read-only: %u other read-write device%s, %u needed "
-			       "for the replicas wanted (force with -f: degraded writes)",
-			       dev, have, have == 1 ? "" : "s", need);
+			/* -f only helps when the copies required (not wanted) still fit */
+			if (have >= need_req)
+				pr_buf(msg, "device %u cannot go read-only: %u other read-write device%s, "
+				       "%u needed for the replicas wanted; -f writes with fewer copies",
+				       dev, have, have == 1 ? "" : "s", need);
+			else if (!have)
+				pr_buf(msg, "device %u cannot go read-only: it is the only read-write "
+				       "device; add another first (device add)", dev);
+			else
+				pr_buf(msg, "device %u cannot go read-only: %u other read-write device%s, "
+				       "%u required; add one first (device add)",
+				       dev, have, have == 1 ? "" : "s", need_req);
 			return -EINVAL;
 		}
 	}
@@ -970,8 +982,12 @@ static int disk_remove(struct bch_admin *a, const struct bch_ioctl_disk *arg, co
 			    BCH_MEMBER_STATE(bch_sb_member(c->sb, i)) == BCH_MEMBER_STATE_RW)
 				have += bch_dev_ptr_durability(c, i);
 		if (have < want) {
-			pr_buf(msg, "without device %u the metadata would have %u cop%s, %u wanted "
-			       "(force with -f: metadata degraded)", dev, have, have == 1 ? "y" : "ies", want);
+			if (have)
+				pr_buf(msg, "without device %u the metadata would have %u cop%s, %u wanted; "
+				       "-f keeps fewer", dev, have, have == 1 ? "y" : "ies", want);
+			else
+				pr_buf(msg, "without device %u no read-write device would hold the "
+				       "metadata; add one first (device add)", dev);
 			return -EINVAL;
 		}
 	}

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format/keys.h"
 #include "util/util.h"
 
 struct bch_fs;
@@ -33,6 +34,21 @@ struct bch_admin {
 	 */
 	struct bch_devio	**retired;
 	size_t			nr_retired;
+	/*
+	 * Where a data job that was stopped left its walk of the extents
+	 * (data_job.c): the next job of the same op and range starts there
+	 * (skipping the phases before the walk) and counts the sectors done
+	 * before as done. Kept while the filesystem is open; a job that
+	 * finishes clears it.
+	 */
+	struct bch_job_resume {
+		bool			valid;
+		uint32_t		op;
+		uint32_t		dev;		/* MIGRATE */
+		struct bpos		start, end;	/* the request's range */
+		struct bpos		pos;		/* the walk's position */
+		uint64_t		done;		/* sectors done before */
+	}			resume;
 };
 
 

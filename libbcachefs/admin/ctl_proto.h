@@ -59,12 +59,14 @@ struct printbuf;
  * before (dump of a mounted filesystem). Root only.
  */
 #define BCH_CTL_JOURNAL_FLUSH	_IO(0xbd, 3)
+/* The space accounting: lines of bch_fs_usage_space() (admin.h). */
+#define BCH_CTL_SPACE		_IO(0xbd, 8)
 /*
  * What the running filesystem found and did about damage since it was
  * mounted (core/integrity.h): "NAME VALUE\n" lines of bch_fs_integrity_text()
  * (admin.h) in the reply message.
  */
-#define BCH_CTL_INTEGRITY	_IO(0xbd, 4)
+#define BCH_CTL_INTEGRITY	_IO(0xbd, 9)
 
 struct bch_ctl_req_hdr {
 	uint32_t	magic;
@@ -132,7 +134,12 @@ struct bch_job_result {
 	uint64_t	extents_moved;
 	uint64_t	errors;		/* problems reported (scrub: not repaired) */
 	uint64_t	repaired;	/* scrub: copies rewritten from a good one */
+	uint64_t	sectors_seen;	/* scrub: sectors verified in this run */
+	uint64_t	extents_seen;
+	uint64_t	resumed_done;	/* resumed: the sectors a stopped job had done */
+	uint32_t	resumed;	/* this run resumed a stopped job */
+	uint32_t	pad;
 };
-_Static_assert(sizeof(struct bch_job_result) == 48, "job_result");
+_Static_assert(sizeof(struct bch_job_result) == 80, "job_result");
 
 #endif

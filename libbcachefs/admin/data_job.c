@@ -22,6 +22,7 @@
  * extents, in key order), then replicas GC.
  */
 #include <errno.h>
+#include <poll.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <sched.h>
@@ -77,7 +78,13 @@ struct bch_job {
 	int			ret;
 	struct printbuf		report;
 	uint64_t		sectors_moved, extents_moved, errors, repaired;
+	/* what the job looked at in this run (scrub: verified) */
+	uint64_t		sectors_seen, extents_seen;
 	unsigned		nr_reported;
+	/* resumed: the walk starts at resume_pos with resume_done sectors done */
+	bool			resumed;
+	struct bpos_h		resume_pos;
+	uint64_t		resume_done;
 
 	struct bch_job		*next;
 };
@@ -498,6 +505,53 @@ static bool job_stopped(struct bch_job *j)
 	return atomic_load(&j->stop);
 }
 
+/* ---- resuming a stopped job ----------------------------------------------------- */
+
+static bool resume_matches(const struct bch_job_resume *r, const struct bch_ioctl_data *arg)
+{
+	return r->valid && r->op == arg->op &&
+	       (arg->op != BCH_DATA_OP_MIGRATE || r->dev == arg->migrate.dev) &&
+	       !memcmp(&r->start, &arg->start, sizeof(r->start)) &&
+	       !memcmp(&r->end, &arg->end, sizeof(r->end));
+}
+
+/* A new job: the same op and range as one stopped before resumes it. */
+static void resume_take(struct bch_job *j)
+{
+	struct bch_job_resume *r = &j->a->resume;
+
+	pthread_mutex_lock(&j->a->lock);
+	if (resume_matches(r, &j->arg)) {
+		j->resumed = true;
+		j->resume_pos = (struct bpos_h) { .inode = le64_to_cpu(r->pos.inode),
+						  .offset = le64_to_cpu(r->pos.offset) };
+		j->resume_done = r->done;
+	}
+	pthread_mutex_unlock(&j->a->lock);
+}
+
+/* The walk stopped at @pos (@done sectors done), or finished: keep or clear it. */
+static void resume_keep(struct bch_job *j, struct bpos_h pos, uint64_t done, bool finished)
+{
+	struct bch_job_resume *r = &j->a->resume;
+
+	pthread_mutex_lock(&j->a->lock);
+	if (finished) {
+		if (resume_matches(r, &j->arg))
+			r->valid = false;
+	} else {
+		r->valid = true;
+		r->op	 = j->arg.op;
+		r->dev	 = j->arg.op == BCH_DATA_OP_MIGRATE ? j->arg.migrate.dev : 0;
+		r->start = j->arg.start;
+		r->end	 = j->arg.end;
+		r->pos	 = (struct bpos) { .inode = cpu_to_le64(pos.inode),
+					   .offset = cpu_to_le64(pos.offset) };
+		r->done	 = done;
+	}
+	pthread_mutex_unlock(&j->a->lock);
+}
+
 static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct mover *, const struct bkey_ref *))
 {
 	struct bch_job *j = mv->j;
@@ -508,6 +562,7 @@ static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct move
 			      .offset = le64_to_cpu(j->arg.end.offset) };
 	struct printbuf ignore = PRINTBUF;
 	uint64_t total = 0, done = 0;
+	bool finished = false;
 	int ret = 0;
 
 	/* the total, for the percentage (in batches too: the mount keeps going) */
@@ -536,9 +591,15 @@ static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct move
 		if (at_end)
 			break;
 	}
+	/* resumed: from where the stopped job was, its work counted as done */
+	if (j->resumed) {
+		pos = j->resume_pos;
+		done = min_t(uint64_t, j->resume_done, total);
+	}
 	pthread_mutex_lock(&j->lock);
 	j->p.sectors_total = total;
 	pthread_mutex_unlock(&j->lock);
+	job_pos(j, pos, done);
 
 	while (!ret && !job_stopped(j)) {
 		struct btree_iter iter;
@@ -591,12 +652,16 @@ static int walk_extents(struct mover *mv, extent_fn fn, bool (*want)(struct move
 		bch_btree_iter_exit(&iter);
 		bch_fs_unlock(c);
 		job_pos(j, pos, done);
-		if (at_end)
+		if (at_end) {
+			finished = !ret;
 			break;
+		}
 		if (throttle)
 			usleep((useconds_t)min_t(unsigned long, throttle * n, 1000000));
 		sched_yield();
 	}
+	if (finished || job_stopped(j))
+		resume_keep(j, pos, done, finished);
 	printbuf_exit(&ignore);
 	return ret;
 }
@@ -793,6 +858,10 @@ static int scrub_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *do
 	int ret = 0;
 
 	*done += k->k.size;
+	pthread_mutex_lock(&j->lock);
+	j->extents_seen++;
+	j->sectors_seen += k->k.size;
+	pthread_mutex_unlock(&j->lock);
 	extent_ptr_iter_init(&it, k);
 	while (extent_ptr_iter_next(&it, &p) > 0) {
 		unsigned idx = i++;
@@ -1185,7 +1254,10 @@ static int run_rereplicate(struct bch_job *j, struct mover *mv, struct printbuf 
 	int ret;
 
 	w.want = (unsigned)BCH_SB_META_REPLICAS_WANT(j->c->sb) ?: 1;
-	ret = phase_journal(j, err) ?: phase_btree(j, &w, node_few_copies, -1, err);
+	if (!j->resumed)
+		ret = phase_journal(j, err) ?: phase_btree(j, &w, node_few_copies, -1, err);
+	else
+		ret = 0;
 	if (!ret)
 		ret = walk_extents(mv, rereplicate_extent, want_all);
 	return ret;
@@ -1214,7 +1286,10 @@ static int run_migrate(struct bch_job *j, struct mover *mv, struct printbuf *err
 	unsigned dev = j->arg.migrate.dev;
 	int ret;
 
-	ret = phase_journal(j, err) ?: phase_btree(j, &w, node_on_dev_w, (int)dev, err);
+	if (!j->resumed)
+		ret = phase_journal(j, err) ?: phase_btree(j, &w, node_on_dev_w, (int)dev, err);
+	else
+		ret = 0;
 	if (!ret)
 		ret = walk_extents(mv, migrate_extent, want_on_dev);
 	return ret;
@@ -1227,7 +1302,7 @@ static int run_scrub(struct bch_job *j, struct mover *mv, struct printbuf *err)
 	int ret;
 
 	mv->scrub = &s;
-	ret = phase_btree(j, &w, node_scrub, -1, err);
+	ret = j->resumed ? 0 : phase_btree(j, &w, node_scrub, -1, err);
 	if (!ret)
 		ret = walk_extents(mv, scrub_extent, want_all);
 	if (!ret && w.bad)
@@ -1315,6 +1390,10 @@ static void reply_result(struct bch_job *j)
 	r.extents_moved	= j->extents_moved;
 	r.errors	= j->errors;
 	r.repaired	= j->repaired;
+	r.sectors_seen	= j->sectors_seen;
+	r.extents_seen	= j->extents_seen;
+	r.resumed_done	= j->resumed ? j->resume_done : 0;
+	r.resumed	= j->resumed;
 	msg = j->done ? min_t(size_t, j->report.pos, BCH_CTL_TEXT_MAX) : 0;
 	r.msg_bytes	= (uint32_t)msg;
 	iov[0] = (struct iovec) { &r, sizeof(r) };
@@ -1389,6 +1468,34 @@ void bch_jobs_stop_all(struct bch_admin *a)
 	bch_jobs_reap(a, true);
 }
 
+/*
+ * A job of the same op and range whose command went away (Ctrl-C closes the
+ * descriptor) is still stopping: it keeps its position when its batch
+ * ends. Wait for that, so that the new job goes on from there.
+ */
+static void wait_stopping(struct bch_admin *a, const struct bch_ioctl_data *arg)
+{
+	for (unsigned tries = 0; tries < 3000; tries++) {
+		bool stopping = false;
+
+		pthread_mutex_lock(&a->lock);
+		for (struct bch_job *j = a->jobs; j && !stopping; j = j->next) {
+			struct pollfd pfd = { .fd = j->fd, .events = POLLRDHUP };
+
+			if (atomic_load(&j->finished) || j->arg.op != arg->op ||
+			    memcmp(&j->arg.start, &arg->start, sizeof(arg->start)) ||
+			    memcmp(&j->arg.end, &arg->end, sizeof(arg->end)))
+				continue;
+			stopping = atomic_load(&j->stop) ||
+				(poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLRDHUP)));
+		}
+		pthread_mutex_unlock(&a->lock);
+		if (!stopping)
+			return;
+		usleep(10000);
+	}
+}
+
 int bch_fs_data(struct bch_admin *a, const struct bch_ioctl_data *arg, int *fd,
 		struct printbuf *msg)
 {
@@ -1416,6 +1523,7 @@ int bch_fs_data(struct bch_admin *a, const struct bch_ioctl_data *arg, int *fd,
 	bch_fs_unlock(c);
 	if (ret)
 		return ret;
+	wait_stopping(a, arg);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv)) {
 		ret = -errno;
 		pr_buf(msg, "socketpair: %s", strerror(errno));
@@ -1429,6 +1537,7 @@ int bch_fs_data(struct bch_admin *a, const struct bch_ioctl_data *arg, int *fd,
 	j->report = PRINTBUF;
 	pthread_mutex_init(&j->lock, NULL);
 	j->p.data_type = 0;
+	resume_take(j);
 
 	/* the threads take no signal (the mount's SIGTERM is the FUSE loop's) */
 	sigfillset(&all);

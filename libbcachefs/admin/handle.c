@@ -138,7 +138,7 @@ static int open_kernel_ctl(const uint8_t uuid[16], int *fd, struct printbuf *err
 	if (f < 0) {
 		int ret = -errno;
 
-		pr_buf(err, "Error opening %s: %s", path, strerror(errno));
+		pr_buf(err, "cannot open %s: %s", path, strerror(errno));
 		return ret;
 	}
 	*fd = f;
@@ -250,7 +250,7 @@ int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
 	int ret = dev_open(path, 0, &io);
 
 	if (ret) {
-		pr_buf(err, "Error opening %s: %s", path, bch_err_str(ret));
+		pr_buf(err, "cannot open %s: %s", path, bch_err_str(ret));
 		return ret;
 	}
 	ret = bch_sb_read(io, &sb, &why);
@@ -293,14 +293,14 @@ int bch_handle_open(const char *arg, unsigned flags, struct bch_handle **h,
 			free(first);
 			return ret ?: open_uuid(uuid, arg, flags, h, err);
 		}
-		pr_buf(err, "Error opening %s: %s", arg, strerror(errno));
+		pr_buf(err, "cannot open %s: %s", arg, strerror(errno));
 		return ret;
 	}
 	if (!S_ISBLK(st.st_mode)) {
 		fd = open(arg, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			ret = -errno;
-			pr_buf(err, "Error opening %s: %s", arg, strerror(errno));
+			pr_buf(err, "cannot open %s: %s", arg, strerror(errno));
 			return ret;
 		}
 		ret = ioctl(fd, BCH_IOCTL_QUERY_UUID, &u);
@@ -331,7 +331,7 @@ int bch_handle_open_dev(const char *dev, const char *fs_devs, unsigned flags,
 	*h = NULL;
 	if (stat(dev, &st)) {
 		ret = -errno;
-		pr_buf(err, "Error opening %s: %s", dev, strerror(errno));
+		pr_buf(err, "cannot open %s: %s", dev, strerror(errno));
 		return ret;
 	}
 	if (!S_ISBLK(st.st_mode) && !S_ISREG(st.st_mode)) {

@@ -622,6 +622,17 @@ uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev)
 	return d ? d->nr_free : 0;
 }
 
+uint64_t bch_alloc_dev_reserve(const struct bch_allocator *a, unsigned dev)
+{
+	const struct bch_dev_alloc *d = dev_get(a, dev);
+	uint64_t n;
+
+	if (!d || d->nbuckets <= d->first_bucket)
+		return 0;
+	n = (d->nbuckets - d->first_bucket) >> 5;
+	return n < 8 ? 8 : n;
+}
+
 void bch_alloc_clear_dirty(struct bch_allocator *a)
 {
 	struct bucket_h *g;
@@ -735,7 +746,7 @@ size_t bch_replicas_field_build(const struct bch_replicas_table *r, uint8_t **ou
 
 	sorted = xcalloc(r->nr ?: 1, sizeof(*sorted));
 	slots = xcalloc(r->nr ?: 1, sizeof(*slots));
-	if (r->nr)	/* (an empty table has no array) */
+	if (r->nr)	/* an empty table has no array (memcpy from NULL is undefined) */
 		memcpy(sorted, r->e, r->nr * sizeof(*sorted));
 	bitmap_bytes = (max_dev + 8) / 8;
 	qsort(sorted, r->nr, sizeof(*sorted), replicas_cmp);

@@ -111,6 +111,12 @@ struct bch_allocator {
 	unsigned		rr;		/* round-robin cursor among equal devices */
 	struct bch_replicas_table replicas;
 
+	/*
+	 * Sectors promised to reservations that no data holds yet: counted
+	 * out of the space a data write may take (alloc/space.h: reserved).
+	 */
+	uint64_t		reserved_sectors;
+
 	/* emptied buckets waiting for their journal entry (bch_alloc_user_add) */
 	struct bch_pending_free	*pending;
 	size_t			nr_pending, size_pending;
@@ -221,6 +227,13 @@ void bch_alloc_wp_close(struct bch_allocator *a, unsigned dev, uint64_t bucket, 
 void bch_alloc_release_durable(struct bch_allocator *a, uint64_t durable_seq);
 /* Free buckets of @dev. */
 uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev);
+/*
+ * Free buckets of @dev that user data may not take: kept for btree nodes,
+ * so that a checkpoint always finds its nodes (1/32 of the device, at
+ * least 8). Data writes stop there (bch_fs_rw_data_bucket()); statfs and
+ * fs usage count them as reserved (alloc/space.h).
+ */
+uint64_t bch_alloc_dev_reserve(const struct bch_allocator *a, unsigned dev);
 
 /* Every gen change is in the alloc btree now. */
 void bch_alloc_clear_dirty(struct bch_allocator *a);

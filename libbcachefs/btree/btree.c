@@ -42,6 +42,7 @@ struct cache_entry {
 struct btree_cache {
 	struct cache_entry	*head, *tail;
 	unsigned		nr;
+	unsigned		max;		/* nodes kept when not held (0: BTREE_CACHE_MAX_NODES) */
 };
 
 static void lru_unlink(struct btree_cache *bc, struct cache_entry *e)
@@ -75,7 +76,7 @@ static void cache_evict(struct btree_cache *bc)
 	while (e) {
 		struct cache_entry *prev = e->prev;
 
-		if (!e->ref && (e->dead || bc->nr > BTREE_CACHE_MAX_NODES)) {
+		if (!e->ref && (e->dead || bc->nr > (bc->max ?: BTREE_CACHE_MAX_NODES))) {
 			lru_unlink(bc, e);
 			btree_node_free(e->n);
 			free(e);
@@ -139,8 +140,10 @@ int bch_btree_node_get(struct bch_fs *c, const struct bkey_ref *ptr,
 	}
 	lru_push(bc, e);
 	if (e->err) {
-		cache_evict(bc);
-		return e->err;
+		int r = e->err;
+
+		cache_evict(bc);	/* (may free @e: nobody holds a failed read) */
+		return r;
 	}
 	e->ref++;
 	*ret = e->n;
@@ -162,6 +165,14 @@ void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n)
 			break;
 		}
 	cache_evict(bc);
+}
+
+void bch_btree_cache_set_max(struct bch_fs *c, unsigned nr)
+{
+	if (!c->btree_cache)
+		c->btree_cache = xcalloc(1, sizeof(struct btree_cache));
+	c->btree_cache->max = nr;
+	cache_evict(c->btree_cache);
 }
 
 void bch_btree_cache_invalidate(struct bch_fs *c, unsigned dev, uint64_t start,

@@ -50,6 +50,11 @@ int bch_btree_node_get(struct bch_fs *c, const struct bkey_ref *ptr,
 		       struct btree_node_h **ret, struct printbuf *err);
 void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n);
 /*
+ * Keep at most @nr nodes that nobody holds (0: BTREE_CACHE_MAX_NODES, the
+ * default): a pass that reads each node once needs only its paths.
+ */
+void bch_btree_cache_set_max(struct bch_fs *c, unsigned nr);
+/*
  * Forget cached nodes whose first copy lies in sectors [@start, @end) of
  * @dev (the space is being reused); held nodes stay valid until put.
  */

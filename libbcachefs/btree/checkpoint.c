@@ -80,7 +80,7 @@ int bch_rw_entry_write(struct bch_fs *c, bool flush, struct printbuf *err)
 		/* nothing new: the entries written without a flush become durable */
 		if (flush && rw->durable_seq < rw->jw.seq) {
 			for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
-				if (c->devs[i] && c->devs[i]->io && c->devs[i]->io->rw) {
+				if (c->devs[i] && c->devs[i]->io && dev_unflushed(c->devs[i]->io)) {
 					ret = dev_flush(c->devs[i]->io);
 					if (ret) {
 						pr_buf(err, "%s: flush failed: %s\n",

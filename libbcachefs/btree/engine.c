@@ -390,13 +390,7 @@ uint64_t bch_fs_rw_key_version(struct bch_fs *c)
 
 uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev)
 {
-	const struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS && c->rw ? c->rw->a.devs[dev] : NULL;
-	uint64_t n;
-
-	if (!d)
-		return 0;
-	n = (d->nbuckets - d->first_bucket) >> 5;
-	return n < 8 ? 8 : n;
+	return c->rw ? bch_alloc_dev_reserve(&c->rw->a, dev) : 0;
 }
 
 void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket)

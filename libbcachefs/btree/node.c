@@ -189,20 +189,6 @@ static int ref_pos_cmp(const struct bkey_ref *a, const struct bkey_ref *b)
 	return bpos_cmp(a->k.p, b->k.p);
 }
 
-/* Merge two sorted, mutually non-overlapping vectors into @out. */
-static void keyvec_merge(const struct keyvec *a, const struct keyvec *b,
-			 struct keyvec *out)
-{
-	size_t i = 0, j = 0;
-
-	while (i < a->nr || j < b->nr) {
-		if (j == b->nr || (i < a->nr && ref_pos_cmp(&a->k[i], &b->k[j]) <= 0))
-			keyvec_push(out, &a->k[i++]);
-		else
-			keyvec_push(out, &b->k[j++]);
-	}
-}
-
 /* Non-extents: the newer run wins at equal positions; whiteouts delete. */
 static void overlay_keys(const struct keyvec *old, const struct key_run *run,
 			 struct keyvec *out)
@@ -236,21 +222,42 @@ static void overlay_keys(const struct keyvec *old, const struct key_run *run,
 	}
 }
 
-/* Extents: the newer run decides every sector it covers (20 §20.5.3). */
+/* A key of a newer run that takes part: live, with sectors. */
+static bool run_key_live(const struct bkey_ref *k)
+{
+	return k->k.size && !bkey_is_whiteout(&k->k);
+}
+
+/*
+ * Piece @piece of an old key goes to @out, after the live keys of @run
+ * (from *@li on) that sort before it: the merge of the pieces with the
+ * live keys, ties to the piece, done as the pieces come.
+ */
+static void emit_piece(struct keyvec *out, const struct bkey_ref *piece,
+		       const struct key_run *run, size_t *li)
+{
+	for (; *li < run->nr; (*li)++) {
+		if (!run_key_live(&run->k[*li]))
+			continue;
+		if (ref_pos_cmp(piece, &run->k[*li]) <= 0)
+			break;
+		keyvec_push(out, &run->k[*li]);
+	}
+	keyvec_push(out, piece);
+}
+
+/*
+ * Extents: the newer run decides every sector it covers (20 §20.5.3).
+ * The pieces of the old keys that no key of the run covers are merged
+ * with the run's live keys straight into @out, in one pass: no copy of
+ * either list in between (a node's keys are read once and written once).
+ */
 static void overlay_extents(const struct keyvec *old, const struct key_run *run,
 			    struct node_arena *arena, struct keyvec *out)
 {
-	struct keyvec pieces = { 0 }, live = { 0 };
-	size_t i, j = 0;
+	size_t i, j = 0, li = 0;
 
-	/* each key of the run cuts at most one old key in two */
-	keyvec_reserve(&pieces, old->nr + run->nr);
-	keyvec_reserve(&live, run->nr);
-	keyvec_reserve(out, old->nr + 2 * run->nr);
-
-	for (i = 0; i < run->nr; i++)
-		if (run->k[i].k.size && !bkey_is_whiteout(&run->k[i].k))
-			keyvec_push(&live, &run->k[i]);
+	keyvec_reserve(out, old->nr + run->nr);
 
 	for (i = 0; i < old->nr; i++) {
 		const struct bkey_ref *o = &old->k[i];
@@ -274,29 +281,33 @@ static void overlay_extents(const struct keyvec *old, const struct key_run *run,
 			if (nstart.offset > cur) {
 				struct bkey_ref piece = bch_extent_piece(o, cur, nstart.offset, arena);
 
-				keyvec_push(&pieces, &piece);
+				emit_piece(out, &piece, run, &li);
 			}
 			if (n->k.p.offset > cur)
 				cur = n->k.p.offset;
 		}
 		if (cur == ostart.offset) {
-			keyvec_push(&pieces, o);
+			emit_piece(out, o, run, &li);
 		} else if (cur < o->k.p.offset) {
 			struct bkey_ref piece = bch_extent_piece(o, cur, o->k.p.offset, arena);
 
-			keyvec_push(&pieces, &piece);
+			emit_piece(out, &piece, run, &li);
 		}
 	}
-
-	keyvec_merge(&pieces, &live, out);
-	free(pieces.k);
-	free(live.k);
+	for (; li < run->nr; li++)
+		if (run_key_live(&run->k[li]))
+			keyvec_push(out, &run->k[li]);
 }
 
-int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
-		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
+/*
+ * Lay @runs over @cur, oldest first. @cur is owned (its buffer is reused)
+ * or borrowed (@owned false: a view of keys that stay where they are).
+ */
+static void overlay_rounds(bool extents, struct keyvec cur, bool owned,
+			   const struct key_run *runs, unsigned nr_runs,
+			   struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
 {
-	struct keyvec cur = { 0 }, next = { 0 };
+	struct keyvec next = { 0 };
 	unsigned r;
 
 	for (r = 0; r < nr_runs; r++) {
@@ -310,11 +321,27 @@ int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
 
 		struct keyvec t = cur;
 		cur = next;
-		next = t;
+		next = owned ? t : (struct keyvec) { 0 };
+		owned = true;
+	}
+	if (!owned) {
+		/* no run to lay over a borrowed list: a copy of it */
+		next.nr = 0;
+		keyvec_reserve(&next, cur.nr + 1);
+		memcpy(next.k, cur.k, cur.nr * sizeof(*cur.k));
+		next.nr = cur.nr;
+		cur = next;
+		next = (struct keyvec) { 0 };
 	}
 	free(next.k);
 	*out = cur.k;
 	*nr_out = cur.nr;
+}
+
+int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
+		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
+{
+	overlay_rounds(extents, (struct keyvec) { 0 }, true, runs, nr_runs, arena, out, nr_out);
 	return 0;
 }
 
@@ -412,10 +439,16 @@ static int bset_keys_read(struct node_parse *s, struct btree_bset_info *bi,
 	unsigned nr_unordered = 0;
 	bool first_run = separate_whiteouts;
 	size_t off = 0, run_start = s->keys.nr;
-	unsigned min_u64s = min_t(unsigned, s->n->format.key_u64s, BKEY_U64S_UNPACKED);
 
-	if (use)
-		keyvec_reserve(&s->keys, bytes / 8 / max_t(unsigned, min_u64s, 1) + 1);
+	if (use) {
+		/* room for exactly the keys of the bset (a key's first byte is its size) */
+		size_t nr = 0;
+
+		for (off = 0; off < bytes && p[off]; off += (size_t)p[off] * 8)
+			nr++;
+		off = 0;
+		keyvec_reserve(&s->keys, nr + 1);
+	}
 	bkey_unpacker_init(&s->unpacker, &s->n->format);
 
 	while (off < bytes) {
@@ -760,27 +793,29 @@ static bool key_value_ok(struct node_parse *s, const struct bkey_ref *k)
 }
 
 /*
- * One run holding every key, none of which the overlay would drop (no
- * whiteout, no empty extent, no two keys at one position): the overlay
- * would return the run as it is.
+ * The first run laid over nothing, in place: what the overlay keeps of it
+ * (no whiteout; extents: no empty one; other keys: the later of two at one
+ * position). Returns how many keys are left at the front of @k.
  */
-static bool single_run_as_is(const struct node_parse *s, bool extents)
+static size_t first_run_in_place(struct bkey_ref *k, size_t nr, bool extents)
 {
-	const struct bkey_ref *k = s->keys.k;
-	size_t i;
+	size_t i, out = 0;
 
-	if (s->nr_runs != 1 || s->runs[0].start || s->runs[0].nr != s->keys.nr)
-		return false;
-	for (i = 0; i < s->keys.nr; i++) {
+	for (i = 0; i < nr; i++) {
 		if (bkey_is_whiteout(&k[i].k))
-			return false;
-		if (extents ? !k[i].k.size
-			    : i + 1 < s->keys.nr && bpos_eq(k[i].k.p, k[i + 1].k.p))
-			return false;
+			continue;
+		if (extents ? !k[i].k.size : i + 1 < nr && bpos_eq(k[i].k.p, k[i + 1].k.p))
+			continue;
+		k[out++] = k[i];
 	}
-	return true;
+	return out;
 }
 
+/*
+ * The runs of the node combined (bch_keys_overlay()), without copying the
+ * first: it is filtered where it was read, and the later runs are laid over
+ * it into one new list. A node of one run keeps the list it was read into.
+ */
 static int node_combine(struct node_parse *s)
 {
 	struct btree_node_h *n = s->n;
@@ -788,11 +823,25 @@ static int node_combine(struct node_parse *s)
 	size_t i, out = 0;
 	unsigned r;
 
-	if (single_run_as_is(s, extents)) {
-		/* what bch_keys_overlay() would return: take the keys over */
-		n->keys = s->keys.k;
-		n->nr_keys = s->keys.nr;
-		s->keys = (struct keyvec) { 0 };
+	if (s->nr_runs && !s->runs[0].start) {
+		struct keyvec first = { .k = s->keys.k };
+
+		first.nr = first.size = first_run_in_place(s->keys.k, s->runs[0].nr, extents);
+		if (s->nr_runs == 1) {
+			n->keys = s->keys.k;
+			n->nr_keys = first.nr;
+			s->keys = (struct keyvec) { 0 };
+		} else {
+			struct key_run *runs = xcalloc(s->nr_runs, sizeof(*runs));
+
+			for (r = 1; r < s->nr_runs; r++) {
+				runs[r - 1].k = s->keys.k + s->runs[r].start;
+				runs[r - 1].nr = s->runs[r].nr;
+			}
+			overlay_rounds(extents, first, false, runs, s->nr_runs - 1, n->arena,
+				       &n->keys, &n->nr_keys);
+			free(runs);
+		}
 	} else {
 		struct key_run *runs = xcalloc(s->nr_runs + 1, sizeof(*runs));
 

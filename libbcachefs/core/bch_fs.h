@@ -70,6 +70,14 @@ struct bch_fs_opts {
 	/* what a damaged node does (errors=): 0 the superblock's, else BCH_ON_ERROR_* + 1 */
 	unsigned		errors;
 	struct fsck_state	*fsck;		/* where problems found while reading go (NULL: counted only) */
+	/*
+	 * Mount options over the filesystem's defaults for new data (an
+	 * inode's own options still win; io_write.c): option + 1, 0 = the
+	 * superblock's.
+	 */
+	unsigned		data_checksum;	/* enum bch_csum_opt + 1 */
+	unsigned		compression;	/* enum bch_compression_opt + 1 */
+	unsigned		data_replicas;	/* copies + 1 */
 };
 
 /* A key range of a btree whose node has no copy that verifies. */
@@ -150,6 +158,15 @@ struct bch_fs {
 	unsigned long		member_changes;
 
 	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
+	/*
+	 * Inodes in use (statfs, df -i): counted once at the first statfs,
+	 * then kept by the operations that create and delete inodes
+	 * (fsops.c); inodes_removing counts the deletions of the transaction
+	 * being built.
+	 */
+	uint64_t		nr_inodes;
+	bool			nr_inodes_known;
+	unsigned		inodes_removing;
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/fs.h>
@@ -536,6 +537,7 @@ int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset
 	if (fault >= 0 && dev_nr_writes >= (unsigned long)fault)
 		return -EIO;
 	dev_nr_writes++;
+	atomic_store(&d->unflushed, true);
 	while (len) {
 		ssize_t r = pwrite(d->fd, p, len, offset);
 		if (r < 0) {
@@ -566,15 +568,66 @@ int dev_flush(struct bch_devio *d)
 
 	if (!d->rw || wlog.skip_flush)
 		return 0;
-	if (wlog.fd < 0)
-		return fdatasync(d->fd) ? -errno : 0;
+	/* cleared first: a write racing with the flush marks it again */
+	atomic_store(&d->unflushed, false);
+	if (wlog.fd < 0) {
+		ret = fdatasync(d->fd) ? -errno : 0;
+		if (ret)
+			atomic_store(&d->unflushed, true);
+		return ret;
+	}
 
 	pthread_mutex_lock(&wlog.lock);
 	ret = fdatasync(d->fd) ? -errno : 0;
+	if (ret)
+		atomic_store(&d->unflushed, true);
 	if (!ret)
 		ret = wlog_append(DEV_LOG_FLUSH, d->log_dev, 0, NULL, 0);
 	pthread_mutex_unlock(&wlog.lock);
 	return ret;
+}
+
+/* Is [@offset, @offset + @len) of a file all written blocks (no hole, nothing unwritten)? */
+static bool region_is_data(struct bch_devio *d, uint64_t offset, uint64_t len)
+{
+	off_t s = lseek(d->fd, (off_t)offset, SEEK_DATA), e;
+
+	if (s < 0 || (uint64_t)s != offset)
+		return false;
+	e = lseek(d->fd, s, SEEK_HOLE);
+	return e > 0 && (uint64_t)e >= offset + len;
+}
+
+void dev_prealloc(struct bch_devio *d, uint64_t offset, uint64_t len, bool zero)
+{
+	static const uint8_t zeros[65536];
+	uint64_t end = offset + len;
+
+	if (!d || !d->rw || d->is_blockdev || !len || end > d->size)
+		return;
+	if (!zero) {
+		(void)fallocate(d->fd, FALLOC_FL_KEEP_SIZE, (off_t)offset, (off_t)len);
+		return;
+	}
+	if (region_is_data(d, offset, len))
+		return;
+	atomic_store(&d->unflushed, true);
+	for (uint64_t o = offset; o < end;) {
+		size_t n = (size_t)min_t(uint64_t, sizeof(zeros), end - o);
+		ssize_t r = pwrite(d->fd, zeros, n, (off_t)o);
+
+		if (r <= 0)
+			return;
+		/* the write log sees every byte that reaches the device */
+		if (wlog.fd >= 0)
+			wlog_write(d, zeros, (size_t)r, o);
+		o += (uint64_t)r;
+	}
+}
+
+bool dev_unflushed(struct bch_devio *d)
+{
+	return d->rw && atomic_load(&d->unflushed);
 }
 
 int dev_next_data(struct bch_devio *d, uint64_t offset, uint64_t *start, uint64_t *end)

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "alloc/alloc.h"
+#include "alloc/space.h"
 #include "btree/btree.h"
 #include "btree/btree_update.h"
 #include "btree/bulk.h"
@@ -75,6 +76,23 @@ static void trans_inode(struct btree_trans *t, const struct bch_inode_unpacked *
 }
 
 /* One link fewer; false when it was the last. */
+/*
+ * Commit @t, which creates @created inodes and deletes c->inodes_removing
+ * (inode_rm_updates()): the inode count follows what was committed.
+ */
+static int commit_counted(struct bch_fs *c, struct btree_trans *t, unsigned created,
+			  struct printbuf *err)
+{
+	int ret = bch_trans_commit(t, err);
+
+	if (!ret && c->nr_inodes_known) {
+		c->nr_inodes += created;
+		c->nr_inodes = c->nr_inodes > c->inodes_removing ? c->nr_inodes - c->inodes_removing : 0;
+	}
+	c->inodes_removing = 0;
+	return ret;
+}
+
 static bool nlink_dec(struct bch_inode_unpacked *u)
 {
 	if (!u->bi_nlink)
@@ -841,7 +859,7 @@ int bch_fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
 	d.bi_mtime = d.bi_ctime = u.bi_ctime;
 	trans_inode(&t, &u);
 	trans_inode(&t, &d);
-	ret = bch_trans_commit(&t, err);
+	ret = commit_counted(c, &t, 1, err);
 	if (!ret && out)
 		*out = u;
 out:
@@ -938,6 +956,7 @@ static int inode_rm_updates(struct bch_fs *c, struct btree_trans *t,
 	} else {
 		bch_trans_delete(t, BTREE_ID_INODES, POS_H(u->bi_inum, 0));
 	}
+	c->inodes_removing++;
 	return 0;
 }
 
@@ -949,10 +968,11 @@ int bch_fs_inode_rm(struct bch_fs *c, uint64_t inum, struct printbuf *err)
 
 	if (ret)
 		return ret;
+	c->inodes_removing = 0;
 	bch_trans_init(&t, c);
 	ret = inode_rm_updates(c, &t, &u);
 	if (!ret)
-		ret = bch_trans_commit(&t, err);
+		ret = commit_counted(c, &t, 0, err);
 	bch_trans_exit(&t);
 	return ret;
 }
@@ -1028,9 +1048,11 @@ int bch_fs_unlink(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
 	now = bch_fs_now(c);
 	d.bi_mtime = d.bi_ctime = now;
 	trans_inode(&t, &d);
+	c->inodes_removing = 0;
 	ret = drop_link(c, &t, &u, now, in_use, arg, orphan);
 	if (!ret)
-		ret = bch_trans_commit(&t, err);
+		ret = commit_counted(c, &t, 0, err);
+	c->inodes_removing = 0;
 out:
 	bch_trans_exit(&t);
 	if (ret && orphan)
@@ -1075,6 +1097,7 @@ int bch_fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t ole
 	if (ret)
 		return ret;
 
+	c->inodes_removing = 0;
 	bch_trans_init(&t, c);
 	ret = dirent_find(c, &t, &oh, oname, olen, &ooff, &src_inum, &src_type);
 	if (ret)
@@ -1172,8 +1195,9 @@ int bch_fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t ole
 		trans_inode(&t, &od);
 		trans_inode(&t, &nd);
 	}
-	ret = bch_trans_commit(&t, err);
+	ret = commit_counted(c, &t, 0, err);
 out:
+	c->inodes_removing = 0;
 	bch_trans_exit(&t);
 	if (ret && orphan)
 		*orphan = 0;
@@ -1772,26 +1796,44 @@ int bch_fs_fsync(struct bch_fs *c, struct printbuf *err)
 	return bch_journal_flush(c, err);
 }
 
+/* The inodes in use, counted once (then kept by commit_counted()). */
+static void inodes_count(struct bch_fs *c)
+{
+	struct printbuf err = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	uint64_t nr = 0;
+
+	bch_btree_iter_init(&iter, c, BTREE_ID_INODES, POS_H(0, 0), &err);
+	while (!bch_btree_iter_peek(&iter, &k) && k) {
+		if (k->k.type == BCH_INODE_FS)
+			nr++;
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	printbuf_exit(&err);
+	c->nr_inodes = nr;
+	c->nr_inodes_known = true;
+}
+
+uint64_t bch_fs_nr_inodes(struct bch_fs *c)
+{
+	if (!c->nr_inodes_known)
+		inodes_count(c);
+	return c->nr_inodes;
+}
+
 void bch_fs_statfs(struct bch_fs *c, struct bch_statfs *st)
 {
 	struct bch_allocator *a = bch_fs_rw_alloc(c);
+	struct bch_space s;
 
 	memset(st, 0, sizeof(*st));
-	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
-		const struct bch_member_dev *ca = c->devs[i];
-		uint64_t nfree, reserve;
-
-		if (!ca || ca->nbuckets <= ca->first_bucket)
-			continue;
-		st->capacity += (ca->nbuckets - ca->first_bucket) * ca->bucket_size;
-		if (!a || !a->devs[i])
-			continue;
-		if (a->devs[i]->state != BCH_MEMBER_STATE_RW ||
-		    !(a->devs[i]->data_allowed & (1U << BCH_DATA_USER)))
-			continue;
-		nfree = bch_alloc_dev_free(a, i);
-		reserve = bch_fs_rw_reserve(c, i);
-		st->free += nfree * ca->bucket_size;
-		st->avail += (nfree > reserve ? nfree - reserve : 0) * ca->bucket_size;
-	}
+	if (!a)
+		return;
+	bch_space_totals(a, &s);
+	st->capacity	= s.capacity;
+	st->free	= s.free;
+	st->avail	= s.available;
+	st->nr_inodes	= bch_fs_nr_inodes(c);
 }

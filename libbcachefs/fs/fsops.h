@@ -186,14 +186,22 @@ int bch_fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
 /* Everything committed so far is durable when this returns. */
 int bch_fs_fsync(struct bch_fs *c, struct printbuf *err);
 
+/*
+ * statfs of the running filesystem (engine started), from the running
+ * allocator (alloc/space.h: the same accounting as `fs usage`): capacity,
+ * free (capacity - used) and avail (free - reserved). Zeroes with the
+ * engine stopped.
+ */
 struct bch_statfs {
 	uint64_t	capacity;	/* sectors */
 	uint64_t	free;		/* sectors */
-	uint64_t	avail;		/* sectors, the metadata reserve left out */
+	uint64_t	avail;		/* sectors, the reserve left out */
 	uint64_t	nr_inodes;
 };
 
 void bch_fs_statfs(struct bch_fs *c, struct bch_statfs *st);
+/* Inodes in use: counted at the first call, then kept as they come and go. */
+uint64_t bch_fs_nr_inodes(struct bch_fs *c);
 
 /* The stored form of a time (40 §40.5.9) and of now. */
 uint64_t bch_fs_time(const struct bch_fs *c, const struct timespec *ts);

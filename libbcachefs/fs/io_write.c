@@ -43,6 +43,13 @@ void bch_io_opts_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 	unsigned replicas = (unsigned)BCH_SB_DATA_REPLICAS_WANT(c->sb);
 	unsigned target = (unsigned)BCH_SB_FOREGROUND_TARGET(c->sb);
 
+	/* mount options (-o compression=...) first, then the inode's */
+	if (c->opts.data_checksum)
+		csum = c->opts.data_checksum - 1U;
+	if (c->opts.compression)
+		compr = c->opts.compression - 1U;
+	if (c->opts.data_replicas)
+		replicas = c->opts.data_replicas - 1U;
 	if (inode) {
 		if (inode->bi_data_checksum)
 			csum = inode->bi_data_checksum - 1U;
@@ -400,6 +407,10 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 			s->open = true;
 			s->used = 0;
 			s->bucket_size = a->devs[dev]->bucket_size;
+			/* its blocks now: fsync's flushes then wait for no host allocation */
+			if (c->devs[dev] && c->devs[dev]->io)
+				dev_prealloc(c->devs[dev]->io, s->bucket * s->bucket_size << 9,
+					     (uint64_t)s->bucket_size << 9, true);
 		}
 		if (!s->open)
 			break;

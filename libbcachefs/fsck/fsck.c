@@ -58,9 +58,13 @@
 #include "util/errcode.h"
 #include "bkey/extents.h"
 #include "format/format.h"
+#include "core/bch_fs.h"
+#include "dev/super.h"
 #include "fs/fs.h"
+#include "journal/journal.h"
 #include "fsck/fsck_fs.h"
 #include "fsck/fsck_gc.h"
+#include "fsck/fsck_quick.h"
 #include "fsck/fsck_sb.h"
 #include "fsck/fsck_scan.h"
 #include "fsck/problems.h"
@@ -1008,6 +1012,57 @@ static void open_repairs(struct bch_fs *c, struct fsck_state *s)
 	}
 }
 
+bool bch_fsck_marked_clean(const struct bch_fs *c)
+{
+	const struct journal_state *j = &c->journal;
+
+	if (!c->sb || !BCH_SB_INITIALIZED(c->sb) || !BCH_SB_CLEAN(c->sb) || c->nr_errors)
+		return false;
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io))
+			return false;
+	if (!j->read_done || j->lost || j->nr_errors || j->nr_keys ||
+	    j->nr_entries != 1 || j->last_seq != j->seq || c->overlay.nr_keys)
+		return false;
+	for (unsigned i = 0; i < BCH_NR_BTREES; i++)
+		if (c->roots[i].present && c->roots[i].level >= BTREE_ITER_MAX_DEPTH)
+			return false;
+	return true;
+}
+
+/*
+ * After the superblocks: the quick check (fsck_quick.c), when nothing was
+ * found so far and no node scan ran. True when it proved the filesystem
+ * clean: the passes that follow would find nothing.
+ */
+static bool quick_check(struct bch_fs *c, struct fsck_state *s,
+			fsck_progress_fn progress, void *priv)
+{
+	struct printbuf why = PRINTBUF;
+	bool ok;
+
+	if (s->nr_seen || s->scan_nodes || bch_fsck_scan_ran(s) || c->journal.lost || c->nr_errors)
+		return false;
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io))
+			return false;	/* degraded: the passes say what they skip */
+	if (progress)
+		progress(priv, "quick check (each btree read once)");
+	ok = bch_fsck_quick(c, &why);
+	if (progress) {
+		struct printbuf msg = PRINTBUF;
+
+		if (ok)
+			pr_str(&msg, "quick check: nothing to report, the passes are not needed");
+		else
+			pr_buf(&msg, "quick check: %s: the passes follow", printbuf_str(&why));
+		progress(priv, printbuf_str(&msg));
+		printbuf_exit(&msg);
+	}
+	printbuf_exit(&why);
+	return ok;
+}
+
 int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		 fsck_progress_fn progress, void *priv)
 {
@@ -1022,6 +1077,8 @@ int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		if (progress)
 			progress(priv, fsck_passes[i].name);
 		ret = fsck_passes[i].fn(c, s);
+		if (!ret && fsck_passes[i].fn == bch_fsck_sb && quick_check(c, s, progress, priv))
+			break;
 	}
 	if (progress && !ret)
 		progress(priv, "fsck done");

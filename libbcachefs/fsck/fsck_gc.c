@@ -103,7 +103,7 @@ struct gc_stale {
 	uint32_t	size;
 };
 
-struct gc {
+struct fsck_gc {
 	struct bch_fs		*c;
 	struct fsck_state	*s;
 	struct gc_dev		devs[BCH_FS_MAX_DEVS];
@@ -131,7 +131,7 @@ static const char *data_type_str(unsigned t)
 }
 
 /* "extents key <text>" / "btree node pointer <text>" for messages. */
-static const char *key_text(struct gc *gc, unsigned btree_id, unsigned level,
+static const char *key_text(struct fsck_gc *gc, unsigned btree_id, unsigned level,
 			    const struct bkey_ref *k)
 {
 	printbuf_reset(&gc->key);
@@ -158,7 +158,7 @@ static void devs_to_text(struct printbuf *out, uint64_t devs)
 
 /* ---- buckets -------------------------------------------------------------- */
 
-static int gc_devs_init(struct gc *gc)
+static int gc_devs_init(struct fsck_gc *gc)
 {
 	struct bch_fs *c = gc->c;
 
@@ -179,24 +179,29 @@ static int gc_devs_init(struct gc *gc)
 	return 0;
 }
 
-/* Gens of the alloc btree with the journal laid over it. Invalid keys: key pass. */
-static int gc_read_gens(struct gc *gc)
+/* The gen of alloc key @k (invalid keys: the key pass reports them). */
+static void gc_gen_key(struct fsck_gc *gc, const struct bkey_ref *k)
+{
+	struct gc_dev *d = k->k.p.inode < BCH_FS_MAX_DEVS ? &gc->devs[k->k.p.inode] : NULL;
+	struct bch_alloc_h a;
+
+	if (k->k.type != BCH_ALLOC || !d || !d->present || k->k.p.offset >= d->nbuckets ||
+	    bch_alloc_decode(k, &a))
+		return;
+	d->gen[k->k.p.offset]	= a.gen;
+	d->state[k->k.p.offset]	|= B_HAS_KEY;
+}
+
+/* Gens of the alloc btree with the journal laid over it. */
+static int gc_read_gens(struct fsck_gc *gc)
 {
 	struct btree_iter iter;
 	struct bkey_ref *k;
 	int ret;
 
 	bch_btree_iter_init(&iter, gc->c, BTREE_ID_ALLOC, POS_H_MIN, &gc->err);
-	while (!(ret = bch_btree_iter_next(&iter, &k)) && k) {
-		struct gc_dev *d = k->k.p.inode < BCH_FS_MAX_DEVS ? &gc->devs[k->k.p.inode] : NULL;
-		struct bch_alloc_h a;
-
-		if (k->k.type != BCH_ALLOC || !d || !d->present || k->k.p.offset >= d->nbuckets ||
-		    bch_alloc_decode(k, &a))
-			continue;
-		d->gen[k->k.p.offset]	= a.gen;
-		d->state[k->k.p.offset]	|= B_HAS_KEY;
-	}
+	while (!(ret = bch_btree_iter_next(&iter, &k)) && k)
+		gc_gen_key(gc, k);
 	gc->gens_ok = !ret && !iter.nr_errors;
 	bch_btree_iter_exit(&iter);
 	printbuf_reset(&gc->err);
@@ -211,7 +216,7 @@ static int gc_read_gens(struct gc *gc)
  * which overwrote its data. Two kinds of metadata in one bucket cannot be
  * decided: reported only.
  */
-static bool mark_bucket(struct gc *gc, unsigned dev, uint64_t b, unsigned type,
+static bool mark_bucket(struct fsck_gc *gc, unsigned dev, uint64_t b, unsigned type,
 			unsigned btree_id, unsigned level, const struct bkey_ref *k,
 			const char *what)
 {
@@ -244,7 +249,7 @@ static bool mark_bucket(struct gc *gc, unsigned dev, uint64_t b, unsigned type,
 	return false;
 }
 
-static void mark_range(struct gc *gc, unsigned dev, uint64_t start, uint64_t end, unsigned type,
+static void mark_range(struct fsck_gc *gc, unsigned dev, uint64_t start, uint64_t end, unsigned type,
 		       const char *what)
 {
 	struct gc_dev *d = &gc->devs[dev];
@@ -254,7 +259,7 @@ static void mark_range(struct gc *gc, unsigned dev, uint64_t start, uint64_t end
 }
 
 /* Superblock copies (and the sectors before the first) and journal buckets (30 §5.5). */
-static void gc_mark_sb_journal(struct gc *gc)
+static void gc_mark_sb_journal(struct fsck_gc *gc)
 {
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		struct bch_member_dev *ca = gc->c->devs[i];
@@ -292,7 +297,7 @@ static void gc_mark_sb_journal(struct gc *gc)
  * or key @k (formatted only when a problem is reported: formatting every
  * key dominated fsck's time).
  */
-static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
+static void check_replicas(struct fsck_gc *gc, unsigned type, uint64_t devs,
 			   unsigned btree_id, unsigned level, const struct bkey_ref *k,
 			   const char *what)
 {
@@ -323,7 +328,7 @@ static void check_replicas(struct gc *gc, unsigned type, uint64_t devs,
  * alloc rebuild). Its gen as found is kept: pointers stale only by the
  * new gen keep their data (they take the new gen too).
  */
-static bool gc_set_gen(struct gc *gc, unsigned dev, uint64_t b, uint8_t gen)
+static bool gc_set_gen(struct fsck_gc *gc, unsigned dev, uint64_t b, uint8_t gen)
 {
 	struct gc_dev *d = &gc->devs[dev];
 
@@ -362,7 +367,7 @@ struct gc_ptr {
  * entry. Values of pointer entries only (no crc: the common case) are
  * decoded directly; others through the entry walker.
  */
-static unsigned gc_key_ptrs(struct gc *gc, unsigned level, const struct bkey_ref *k,
+static unsigned gc_key_ptrs(struct fsck_gc *gc, unsigned level, const struct bkey_ref *k,
 			    struct gc_ptr *ptrs)
 {
 	unsigned i, nr = k->v ? k->v_bytes / 8 : 0;
@@ -403,7 +408,7 @@ static unsigned gc_key_ptrs(struct gc *gc, unsigned level, const struct bkey_ref
  * range when no pointer is left (its data is gone: every copy was
  * overwritten or is on no device).
  */
-static void gc_fix_ptrs(struct gc *gc, const struct bkey_ref *k, const int16_t *fix,
+static void gc_fix_ptrs(struct fsck_gc *gc, const struct bkey_ref *k, const int16_t *fix,
 			enum bch_problem p)
 {
 	struct btree_trans t;
@@ -455,7 +460,7 @@ static void gc_fix_ptrs(struct gc *gc, const struct bkey_ref *k, const int16_t *
 }
 
 /* A btree node pointer is bad: the node goes to new buckets. */
-static void gc_rewrite_node(struct gc *gc, unsigned btree_id, unsigned level,
+static void gc_rewrite_node(struct fsck_gc *gc, unsigned btree_id, unsigned level,
 			    const struct bkey_ref *k)
 {
 	bch_fs_rw_force_rewrite(gc->c, btree_id, level - 1, k->k.p);
@@ -473,180 +478,224 @@ static void gc_rewrite_node(struct gc *gc, unsigned btree_id, unsigned level,
  * takes the pointer's gen (written by the checkpoint's alloc rebuild);
  * missing replicas entries are added.
  */
-static void gc_key(struct gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
-{
-	unsigned type = level ? BCH_DATA_BTREE : BCH_DATA_USER;
-	struct gc_ptr ptrs[GC_KEY_MAX_PTRS];
-	int16_t fix[GC_KEY_MAX_PTRS];
-	unsigned i, nr = gc_key_ptrs(gc, level, k, ptrs);
-	uint64_t devs = 0;
-	const char *what = NULL;
-	enum bch_problem drop_prob = PROB_NR;
-	bool rewrite = false;
-	/* what a repair does, for the messages */
-	const char *act = level ? "\n(rewriting the node to new buckets)"
-			 : nr > 1 ? "\n(dropping the pointer)"
-			 : "\n(deleting the extent: it has no other pointer)";
+/* One key being checked by gc_key(): what its repairs will do. */
+struct gc_key_ctx {
+	struct fsck_gc		*gc;
+	unsigned		btree_id, level;
+	const struct bkey_ref	*k;
+	const char		*what;		/* the key's text, made when first needed */
+	const char		*act;		/* what a repair does, for the messages */
+	int16_t			fix[GC_KEY_MAX_PTRS];	/* per pointer: PTR_KEEP, PTR_DROP, a gen */
+	enum bch_problem	drop_prob;	/* the first problem repaired (PROB_NR: none) */
+	bool			rewrite;	/* a btree node pointer: rewrite the node */
+	uint64_t		devs;		/* devices of the live dirty pointers */
+};
 
-#define WHAT()	(what ?: (what = key_text(gc, btree_id, level, k)))
-/* pointer i is dropped (PTR_DROP) or takes a gen: its node is rewritten */
-#define FIX(_v, _p)	do {						\
-		if (level)						\
-			rewrite = true;					\
-		else							\
-			fix[i] = (_v);					\
-		if (drop_prob == PROB_NR)				\
-			drop_prob = (_p);				\
-	} while (0)
-#define DROP(_p)	FIX(PTR_DROP, _p)
+static const char *gk_what(struct gc_key_ctx *x)
+{
+	return x->what ?: (x->what = key_text(x->gc, x->btree_id, x->level, x->k));
+}
+
+/* Pointer @i is dropped (PTR_DROP) or takes gen @v; a node pointer: the node is rewritten. */
+static void gk_fix(struct gc_key_ctx *x, unsigned i, int16_t v, enum bch_problem p)
+{
+	if (x->level)
+		x->rewrite = true;
+	else
+		x->fix[i] = v;
+	if (x->drop_prob == PROB_NR)
+		x->drop_prob = p;
+}
+
+enum gk_gen { GK_SKIP, GK_MARK, GK_LIVE };
+
+/*
+ * The gen of pointer @i against its bucket @b: GK_LIVE (marked live),
+ * GK_MARK (marked, not live: a gen repair pending) or GK_SKIP (not marked:
+ * stale, or decided later).
+ */
+static enum gk_gen gc_key_gen(struct gc_key_ctx *x, unsigned i, const struct gc_ptr *p,
+			      struct gc_dev *d, uint64_t b)
+{
+	struct fsck_gc *gc = x->gc;
+	unsigned dev = p->ptr.dev, level = x->level;
+	uint8_t *st = &d->state[b], bgen = d->gen[b];
+
+	if (!gc->gens_ok) {
+		/*
+		 * Alloc nodes unreadable (node pass): gens unknown, mark
+		 * only; the rebuilt alloc btree takes the newest gen of
+		 * the pointers (part of the alloc node's repair).
+		 */
+		uint8_t g;
+
+		if (!gc->s->read_only && bch_fs_rw_bucket_gen(gc->c, dev, b, &g) &&
+		    gen_after(p->ptr.gen, g))
+			bch_fs_rw_set_bucket_gen(gc->c, dev, b, p->ptr.gen);
+		return GK_LIVE;
+	}
+	if (!(*st & B_HAS_KEY)) {
+		if (!(*st & B_GEN_REPORTED) &&
+		    fsck_fix(gc->s, PROB_ptr_gen_missing,
+			     "found ptr with missing gen in alloc btree: device %u bucket %" PRIu64
+			     ", type %s gen %u:\n%s\n(the bucket takes gen %u)",
+			     dev, b, level ? "btree" : "data", p->ptr.gen, gk_what(x), p->ptr.gen) &&
+		    !gc_set_gen(gc, dev, b, p->ptr.gen))
+			fsck_fix_failed(gc->s, PROB_ptr_gen_missing, "the filesystem is not writable");
+		*st |= B_GEN_REPORTED;
+		return *st & B_HAS_KEY ? GK_LIVE : GK_MARK;
+	}
+	if (gen_after(p->ptr.gen, bgen)) {
+		/*
+		 * Newer than its bucket: the bucket takes the pointer's
+		 * gen, unless a live pointer of the bucket's gen was seen:
+		 * then this pointer takes the bucket's (no data is lost
+		 * either way; 30 §6.2 adopts the pointer's gen).
+		 */
+		bool lower = *st & B_LIVE;
+
+		if ((!(*st & B_GEN_REPORTED) || (*st & B_GEN_FIXED)) &&
+		    fsck_fix(gc->s, PROB_ptr_gen_newer,
+			     "%s ptr gen in the future: %u > %u (device %u bucket %" PRIu64 "):\n%s\n(%s %u)",
+			     level ? "btree" : "data", p->ptr.gen, bgen, dev, b, gk_what(x),
+			     !lower ? "the bucket takes gen"
+			     : level ? "the bucket holds other live data: rewriting the node; it keeps gen"
+			     : "the bucket holds other live data: the pointer takes its gen",
+			     lower ? bgen : p->ptr.gen)) {
+			if (lower) {
+				gk_fix(x, i, bgen, PROB_ptr_gen_newer);
+				*st |= B_GEN_FIXED;
+			} else if (!gc_set_gen(gc, dev, b, p->ptr.gen)) {
+				fsck_fix_failed(gc->s, PROB_ptr_gen_newer, "the filesystem is not writable");
+			}
+		}
+		*st |= B_GEN_REPORTED;
+		return *st & B_GEN_FIXED ? GK_LIVE : GK_MARK;
+	}
+	if (gen_after(bgen, p->ptr.gen) && (*st & B_GEN_FIXED) &&
+	    !gc_was_stale(d, b, p->ptr.gen)) {
+		/* stale only by a gen this run gave the bucket: it takes that gen too */
+		gk_fix(x, i, bgen, PROB_ptr_gen_newer);
+		return GK_LIVE;
+	}
+	if (!gen_after(bgen, p->ptr.gen))
+		return GK_LIVE;
+
+	/* Stale: the bucket was reused. Normal for cached data, which was given up. */
+	if (!p->ptr.cached && !level && !(*st & (B_LIVE | B_TYPE_MASK))) {
+		/*
+		 * Nothing live in the bucket so far: decided when every
+		 * pointer was seen (gc_stale_resolve()).
+		 */
+		if (gc->nr_stale == gc->size_stale) {
+			gc->size_stale = gc->size_stale ? 2 * gc->size_stale : 16;
+			gc->stale = xrealloc(gc->stale, gc->size_stale * sizeof(*gc->stale));
+		}
+		gc->stale[gc->nr_stale++] = (struct gc_stale) {
+			.dev = dev, .bucket = b, .gen = p->ptr.gen, .pos = x->k->k.p,
+			.size = x->k->k.size,
+		};
+		x->devs |= 1ULL << dev;
+	} else if (!p->ptr.cached || level) {
+		if (fsck_fix(gc->s, PROB_ptr_gen_stale,
+			     "%s pointer is stale: gen %u, device %u bucket %" PRIu64
+			     " has gen %u (the bucket was reused):\n%s%s",
+			     level ? "btree node" : "dirty data", p->ptr.gen, dev, b, bgen,
+			     gk_what(x), x->act))
+			gk_fix(x, i, PTR_DROP, PROB_ptr_gen_stale);
+		else if (!p->ptr.cached)
+			x->devs |= 1ULL << dev;	/* as found */
+	}
+	return GK_SKIP;
+}
+
+/* Pointer @i of the key: its device and range, its gen, then its bucket marked. */
+static void gc_key_ptr(struct gc_key_ctx *x, unsigned i, const struct gc_ptr *p)
+{
+	struct fsck_gc *gc = x->gc;
+	unsigned dev = p->ptr.dev, type = x->level ? BCH_DATA_BTREE : BCH_DATA_USER;
+	struct gc_dev *d = dev < BCH_FS_MAX_DEVS ? &gc->devs[dev] : NULL;
+	uint64_t sectors = p->sectors, b;
+
+	if (dev >= BCH_FS_MAX_DEVS || dev >= gc->c->nr_devices || !gc->c->devs[dev]) {
+		if (fsck_fix(gc->s, PROB_ptr_dev_missing,
+			     "pointer to device %u, which is not a member:\n%s%s",
+			     dev, gk_what(x), x->act))
+			gk_fix(x, i, PTR_DROP, PROB_ptr_dev_missing);
+		return;
+	}
+	if (!d->present)
+		return;	/* geometry unknown: nothing to judge against */
+	if (p->ptr.offset < (uint64_t)d->first_bucket * d->bucket_size ||
+	    p->ptr.offset >= d->nbuckets * d->bucket_size ||
+	    sectors > d->nbuckets * d->bucket_size - p->ptr.offset) {
+		if (fsck_fix(gc->s, PROB_ptr_past_end,
+			     "pointer to device %u sector %" PRIu64 " (+%" PRIu64 ") outside buckets %u..%" PRIu64 ":\n%s%s",
+			     dev, (uint64_t)p->ptr.offset, sectors, d->first_bucket, d->nbuckets,
+			     gk_what(x), x->act))
+			gk_fix(x, i, PTR_DROP, PROB_ptr_past_end);
+		return;
+	}
+
+	b = p->ptr.offset / d->bucket_size;
+	switch (gc_key_gen(x, i, p, d, b)) {
+	case GK_SKIP:
+		return;
+	case GK_LIVE:
+		d->state[b] |= B_LIVE;
+		break;
+	case GK_MARK:
+		break;
+	}
+	if (mark_bucket(gc, dev, b, type, x->btree_id, x->level, x->k, x->what)) {
+		gk_fix(x, i, PTR_DROP, PROB_bucket_data_type_mismatch);
+		return;
+	}
+	if (p->ptr.cached && !x->level)
+		check_replicas(gc, BCH_DATA_CACHED, 1ULL << dev, x->btree_id, x->level, x->k, x->what);
+	else
+		x->devs |= 1ULL << dev;
+}
+
+static void gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
+{
+	struct gc_ptr ptrs[GC_KEY_MAX_PTRS];
+	unsigned i, nr = gc_key_ptrs(gc, level, k, ptrs);
+	struct gc_key_ctx x = {
+		.gc		= gc,
+		.btree_id	= btree_id,
+		.level		= level,
+		.k		= k,
+		.act		= level ? "\n(rewriting the node to new buckets)"
+				: nr > 1 ? "\n(dropping the pointer)"
+				: "\n(deleting the extent: it has no other pointer)",
+		.drop_prob	= PROB_NR,
+	};
 
 	for (i = 0; i < nr; i++)
-		fix[i] = PTR_KEEP;
-	for (i = 0; i < nr; i++) {
-		const struct gc_ptr p = ptrs[i];
-		unsigned dev = p.ptr.dev;
-		struct gc_dev *d = dev < BCH_FS_MAX_DEVS ? &gc->devs[dev] : NULL;
-		uint64_t sectors = p.sectors;
-		uint64_t b;
-		uint8_t *st, bgen;
-
-		if (dev >= BCH_FS_MAX_DEVS || dev >= gc->c->nr_devices || !gc->c->devs[dev]) {
-			if (fsck_fix(gc->s, PROB_ptr_dev_missing,
-				     "pointer to device %u, which is not a member:\n%s%s",
-				     dev, WHAT(), act))
-				DROP(PROB_ptr_dev_missing);
-			continue;
-		}
-		if (!d->present)
-			continue;	/* geometry unknown: nothing to judge against */
-		if (p.ptr.offset < (uint64_t)d->first_bucket * d->bucket_size ||
-		    p.ptr.offset >= d->nbuckets * d->bucket_size ||
-		    sectors > d->nbuckets * d->bucket_size - p.ptr.offset) {
-			if (fsck_fix(gc->s, PROB_ptr_past_end,
-				     "pointer to device %u sector %" PRIu64 " (+%" PRIu64 ") outside buckets %u..%" PRIu64 ":\n%s%s",
-				     dev, (uint64_t)p.ptr.offset, sectors, d->first_bucket, d->nbuckets, WHAT(), act))
-				DROP(PROB_ptr_past_end);
-			continue;
-		}
-
-		b    = p.ptr.offset / d->bucket_size;
-		st   = &d->state[b];
-		bgen = d->gen[b];
-
-		if (!gc->gens_ok) {
-			/*
-			 * Alloc nodes unreadable (node pass): gens unknown, mark
-			 * only; the rebuilt alloc btree takes the newest gen of
-			 * the pointers (part of the alloc node's repair).
-			 */
-			uint8_t g;
-
-			if (!gc->s->read_only && bch_fs_rw_bucket_gen(gc->c, dev, b, &g) &&
-			    gen_after(p.ptr.gen, g))
-				bch_fs_rw_set_bucket_gen(gc->c, dev, b, p.ptr.gen);
-		} else if (!(*st & B_HAS_KEY)) {
-			if (!(*st & B_GEN_REPORTED) &&
-			    fsck_fix(gc->s, PROB_ptr_gen_missing,
-				     "found ptr with missing gen in alloc btree: device %u bucket %" PRIu64
-				     ", type %s gen %u:\n%s\n(the bucket takes gen %u)",
-				     dev, b, level ? "btree" : "data", p.ptr.gen, WHAT(), p.ptr.gen) &&
-			    !gc_set_gen(gc, dev, b, p.ptr.gen))
-				fsck_fix_failed(gc->s, PROB_ptr_gen_missing, "the filesystem is not writable");
-			*st |= B_GEN_REPORTED;
-			if (!(*st & B_HAS_KEY))
-				goto mark;
-		} else if (gen_after(p.ptr.gen, bgen)) {
-			/*
-			 * Newer than its bucket: the bucket takes the pointer's
-			 * gen, unless a live pointer of the bucket's gen was seen:
-			 * then this pointer takes the bucket's (no data is lost
-			 * either way; 30 §6.2 adopts the pointer's gen).
-			 */
-			bool lower = *st & B_LIVE;
-
-			if ((!(*st & B_GEN_REPORTED) || (*st & B_GEN_FIXED)) &&
-			    fsck_fix(gc->s, PROB_ptr_gen_newer,
-				     "%s ptr gen in the future: %u > %u (device %u bucket %" PRIu64 "):\n%s\n(%s %u)",
-				     level ? "btree" : "data", p.ptr.gen, bgen, dev, b, WHAT(),
-				     !lower ? "the bucket takes gen"
-				     : level ? "the bucket holds other live data: rewriting the node; it keeps gen"
-				     : "the bucket holds other live data: the pointer takes its gen",
-				     lower ? bgen : p.ptr.gen)) {
-				if (lower) {
-					FIX(bgen, PROB_ptr_gen_newer);
-					*st |= B_GEN_FIXED;
-				} else if (!gc_set_gen(gc, dev, b, p.ptr.gen)) {
-					fsck_fix_failed(gc->s, PROB_ptr_gen_newer, "the filesystem is not writable");
-				}
-			}
-			*st |= B_GEN_REPORTED;
-			if (!(*st & B_GEN_FIXED))
-				goto mark;
-		} else if (gen_after(bgen, p.ptr.gen) && (*st & B_GEN_FIXED) &&
-			   !gc_was_stale(d, b, p.ptr.gen)) {
-			/* stale only by a gen this run gave the bucket: it takes that gen too */
-			FIX(bgen, PROB_ptr_gen_newer);
-		} else if (gen_after(bgen, p.ptr.gen)) {
-			/* Stale: the bucket was reused. Normal for cached data, which was given up. */
-			if (!p.ptr.cached && !level && !(*st & (B_LIVE | B_TYPE_MASK))) {
-				/*
-				 * Nothing live in the bucket so far: decided when every
-				 * pointer was seen (gc_stale_resolve()).
-				 */
-				if (gc->nr_stale == gc->size_stale) {
-					gc->size_stale = gc->size_stale ? 2 * gc->size_stale : 16;
-					gc->stale = xrealloc(gc->stale, gc->size_stale * sizeof(*gc->stale));
-				}
-				gc->stale[gc->nr_stale++] = (struct gc_stale) {
-					.dev = dev, .bucket = b, .gen = p.ptr.gen, .pos = k->k.p,
-					.size = k->k.size,
-				};
-				devs |= 1ULL << dev;
-			} else if (!p.ptr.cached || level) {
-				if (fsck_fix(gc->s, PROB_ptr_gen_stale,
-					     "%s pointer is stale: gen %u, device %u bucket %" PRIu64
-					     " has gen %u (the bucket was reused):\n%s%s",
-					     level ? "btree node" : "dirty data", p.ptr.gen, dev, b, bgen, WHAT(), act))
-					DROP(PROB_ptr_gen_stale);
-				else if (!p.ptr.cached)
-					devs |= 1ULL << dev;	/* as found */
-			}
-			continue;	/* not marked */
-		}
-		*st |= B_LIVE;
-mark:
-		if (mark_bucket(gc, dev, b, type, btree_id, level, k, what)) {
-			DROP(PROB_bucket_data_type_mismatch);
-			continue;
-		}
-		if (p.ptr.cached && !level)
-			check_replicas(gc, BCH_DATA_CACHED, 1ULL << dev, btree_id, level, k, what);
-		else
-			devs |= 1ULL << dev;
-	}
+		x.fix[i] = PTR_KEEP;
+	for (i = 0; i < nr; i++)
+		gc_key_ptr(&x, i, &ptrs[i]);
 	/* an invalid entry ended the pointers: reported by the key pass; those before it were checked */
-	check_replicas(gc, type, devs, btree_id, level, k, what);
-	if (drop_prob != PROB_NR) {
-		if (rewrite)
+	check_replicas(gc, level ? BCH_DATA_BTREE : BCH_DATA_USER, x.devs, btree_id, level, k, x.what);
+	if (x.drop_prob != PROB_NR) {
+		if (x.rewrite)
 			gc_rewrite_node(gc, btree_id, level, k);
 		else
-			gc_fix_ptrs(gc, k, fix, drop_prob);
+			gc_fix_ptrs(gc, k, x.fix, x.drop_prob);
 	}
-#undef DROP
-#undef FIX
-#undef WHAT
 }
 
 static int gc_visit_node(void *arg, const struct btree_node_visit *v)
 {
-	struct gc *gc = arg;
+	struct fsck_gc *gc = arg;
 
 	if (v->ptr)
 		gc_key(gc, v->btree_id, v->level + 1, v->ptr);
 	return 0;
 }
 
-static int gc_btree_ptrs(struct gc *gc)
+static int gc_btree_ptrs(struct fsck_gc *gc)
 {
 	for (unsigned id = 0; id < BCH_NR_BTREES && !gc->s->cancelled; id++) {
 		int ret = bch_btree_walk_nodes(gc->c, id, gc_visit_node, gc, &gc->err);
@@ -658,7 +707,7 @@ static int gc_btree_ptrs(struct gc *gc)
 	return 0;
 }
 
-static int gc_extents(struct gc *gc)
+static int gc_extents(struct fsck_gc *gc)
 {
 	struct btree_iter iter;
 	struct bkey_ref *k;
@@ -683,7 +732,7 @@ static int gc_extents(struct gc *gc)
 }
 
 /* {journal, devices} of every entry still to replay, when every member is there. */
-static void gc_journal_replicas(struct gc *gc)
+static void gc_journal_replicas(struct fsck_gc *gc)
 {
 	struct bch_fs *c = gc->c;
 	const struct journal_state *j = &c->journal;
@@ -714,7 +763,7 @@ static void gc_journal_replicas(struct gc *gc)
  * was reused and the data overwritten: the pointers are dropped (the
  * extent goes with its last pointer).
  */
-static void gc_stale_resolve(struct gc *gc)
+static void gc_stale_resolve(struct fsck_gc *gc)
 {
 	for (size_t i = 0; i < gc->nr_stale && !gc->s->cancelled; i++) {
 		struct gc_stale *e = &gc->stale[i];
@@ -788,10 +837,9 @@ static void gc_stale_resolve(struct gc *gc)
 	}
 }
 
-int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
+struct fsck_gc *bch_fsck_gc_start(struct bch_fs *c, struct fsck_state *s, bool read_gens)
 {
-	struct gc *gc = xcalloc(1, sizeof(*gc));
-	int ret;
+	struct fsck_gc *gc = xcalloc(1, sizeof(*gc));
 
 	gc->c	= c;
 	gc->s	= s;
@@ -802,25 +850,40 @@ int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
 	if (gc->check_replicas)
 		bch_replicas_load(&gc->have, c->sb);
 
-	ret = gc_devs_init(gc);
-	if (!ret)
+	gc_devs_init(gc);
+	if (read_gens)
 		gc_read_gens(gc);	/* failure: gens are not judged (gens_ok) */
-	if (!ret) {
-		gc_mark_sb_journal(gc);
-		ret = gc_btree_ptrs(gc);
-	}
-	if (!ret)
-		ret = gc_extents(gc);
-	if (!ret)
-		gc_stale_resolve(gc);
-	if (!ret)
-		gc_journal_replicas(gc);
-	/*
-	 * A btree that cannot be walked was reported by the node and key
-	 * passes; what GC could not see is not judged.
-	 */
-	ret = 0;
+	gc_mark_sb_journal(gc);
+	return gc;
+}
 
+void bch_fsck_gc_alloc_key(struct fsck_gc *gc, const struct bkey_ref *k)
+{
+	gc_gen_key(gc, k);
+}
+
+void bch_fsck_gc_gens_read(struct fsck_gc *gc, bool ok)
+{
+	gc->gens_ok = ok;
+}
+
+bool bch_fsck_gc_gens_ok(const struct fsck_gc *gc)
+{
+	return gc->gens_ok;
+}
+
+void bch_fsck_gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
+{
+	if (level || k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)
+		gc_key(gc, btree_id, level, k);
+}
+
+void bch_fsck_gc_finish(struct fsck_gc *gc, bool judge)
+{
+	if (judge) {
+		gc_stale_resolve(gc);
+		gc_journal_replicas(gc);
+	}
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		bch_big_free(gc->devs[i].gen);
 		bch_big_free(gc->devs[i].state);
@@ -833,5 +896,19 @@ int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
 	printbuf_exit(&gc->msg);
 	free(gc->stale);
 	free(gc);
-	return ret;
+}
+
+int bch_fsck_gc(struct bch_fs *c, struct fsck_state *s)
+{
+	struct fsck_gc *gc = bch_fsck_gc_start(c, s, true);
+	int ret = gc_btree_ptrs(gc);
+
+	if (!ret)
+		ret = gc_extents(gc);
+	bch_fsck_gc_finish(gc, !ret);
+	/*
+	 * A btree that cannot be walked was reported by the node and key
+	 * passes; what GC could not see is not judged.
+	 */
+	return 0;
 }

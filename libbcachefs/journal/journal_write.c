@@ -382,6 +382,9 @@ int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b
 		d->have_cursor = true;
 		d->cursor = d->buckets[d->cur_idx] * d->bucket_size;
 		d->sectors_free = d->bucket_size;
+		/* an image file: the bucket's blocks before the entries (dev_prealloc()) */
+		dev_prealloc(c->devs[i]->io, d->cursor << BCH_SECTOR_SHIFT,
+			     (uint64_t)d->bucket_size << BCH_SECTOR_SHIFT, true);
 		chosen |= 1ULL << i;
 		replicas += d->durability;
 	}
@@ -392,9 +395,13 @@ int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b
 		goto out;
 	}
 
-	/* 3: preflush: everything the entry refers to must be durable first */
+	/*
+	 * 3: preflush: everything the entry refers to must be durable first
+	 * (30 §5.6: no pointer before its data); a device nothing was written
+	 * to since its last flush has nothing to make durable
+	 */
 	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
-		if (dev_writable(c, i)) {
+		if (dev_writable(c, i) && dev_unflushed(c->devs[i]->io)) {
 			ret = dev_flush(c->devs[i]->io);
 			if (ret) {
 				pr_buf(err, "%s: flush before journal entry %" PRIu64 " failed: %s\n",

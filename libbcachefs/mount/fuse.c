@@ -34,6 +34,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "admin/admin.h"
+#include "alloc/space.h"
 #include "btree/btree.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
@@ -93,8 +95,7 @@ struct bch_fuse {
 	bool			statfs_done;
 	/* damage found (core/integrity.h): the journal written, the session ended */
 	bool			stop_done, panic_done;
-	uint64_t		statfs_used_sectors;
-	uint64_t		statfs_nr_inodes;
+	struct bch_space	statfs_space;	/* read-only: computed once */
 };
 
 /* ---- helpers ---- */
@@ -898,83 +899,55 @@ out:
 }
 
 /*
- * Space used, estimated once: the sum of the inodes' bi_sectors. It
- * leaves out metadata (btree nodes, journal) and counts each extent once
- * whatever its replicas or compression, so free space is approximate.
+ * statfs: the space accounting `fs usage` prints (alloc/space.h): blocks
+ * are the members' buckets, free what is not in use, available what a
+ * data write can take (the reserve left out). Read-write: from the running
+ * allocator, each time. Read-only: from one walk of the btrees (nothing
+ * changes). Inodes are not preallocated: f_files is the inodes in use plus
+ * as many free as available blocks, so that df -i shows the real count
+ * used (bch_fs_nr_inodes(): kept as inodes come and go, not walked).
  */
-static void statfs_estimate(struct bch_fuse *bf)
-{
-	struct printbuf err = PRINTBUF;
-	struct btree_iter iter;
-	struct bkey_ref *k;
-	uint64_t used = 0, nr = 0;
-
-	bch_btree_iter_init(&iter, bf->c, BTREE_ID_INODES, POS_H(0, 0), &err);
-	while (!bch_btree_iter_peek(&iter, &k) && k) {
-		struct bch_inode_unpacked u;
-
-		if (k->k.type == BCH_INODE_FS && !bch_inode_unpack(k, &u)) {
-			used += min_t(uint64_t, u.bi_sectors, UINT64_MAX - used);
-			nr++;
-		}
-		bch_btree_iter_advance(&iter);
-	}
-	bch_btree_iter_exit(&iter);
-	if (iter.nr_errors)
-		bf_log(bf, &err, "statfs: %lu problems reading the inodes btree; the used-space estimate may be low",
-		       iter.nr_errors);
-	printbuf_exit(&err);
-	bf->statfs_used_sectors = used;
-	bf->statfs_nr_inodes = nr;
-	bf->statfs_done = true;
-}
-
 static void bf_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct bch_fuse *bf = req_fs(req);
 	struct bch_fs *c = bf->c;
 	struct statvfs sv;
 	unsigned block_sectors = max_t(unsigned, c->block_size, 1);
-	uint64_t capacity = 0, free_sectors;
+	uint64_t capacity, free_sectors, avail;
 
-	/* capacity: the buckets of every member, from its superblock entry */
-	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
-		const struct bch_member_dev *ca = c->devs[i];
-
-		if (ca && ca->nbuckets > ca->first_bucket)
-			capacity += (ca->nbuckets - ca->first_bucket) * ca->bucket_size;
-	}
 	if (bf->opts.rw) {
 		struct bch_statfs st;
 
 		bch_fs_statfs(c, &st);
-		memset(&sv, 0, sizeof(sv));
-		sv.f_bsize	= block_sectors * 512;
-		sv.f_frsize	= block_sectors * 512;
-		sv.f_blocks	= st.capacity / block_sectors;
-		sv.f_bfree	= st.free / block_sectors;
-		sv.f_bavail	= st.avail / block_sectors;
-		sv.f_files	= sv.f_bfree + 1;
-		sv.f_ffree	= sv.f_bfree;
-		sv.f_favail	= sv.f_bavail;
-		sv.f_namemax	= BCH_NAME_MAX;
-		fuse_reply_statfs(req, &sv);
-		return;
+		capacity	= st.capacity;
+		free_sectors	= st.free;
+		avail		= st.avail;
+	} else {
+		if (!bf->statfs_done) {
+			struct printbuf err = PRINTBUF;
+			struct bch_space *s = xcalloc(1, sizeof(*s));
+
+			if (bch_fs_space_walk(c, s, &err))
+				bf_log(bf, &err, "statfs: %s", printbuf_str(&err));
+			bf->statfs_space = *s;
+			free(s);
+			printbuf_exit(&err);
+			bf->statfs_done = true;
+		}
+		capacity	= bf->statfs_space.capacity;
+		free_sectors	= bf->statfs_space.free;
+		avail		= bf->statfs_space.available;
 	}
-	if (!bf->statfs_done)
-		statfs_estimate(bf);
-	free_sectors = capacity > bf->statfs_used_sectors ? capacity - bf->statfs_used_sectors : 0;
 
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize	= block_sectors * 512;
 	sv.f_frsize	= block_sectors * 512;
 	sv.f_blocks	= capacity / block_sectors;
 	sv.f_bfree	= free_sectors / block_sectors;
-	sv.f_bavail	= sv.f_bfree;
-	/* inodes are not preallocated: as many free as free blocks */
-	sv.f_files	= bf->statfs_nr_inodes + sv.f_bfree;
-	sv.f_ffree	= sv.f_bfree;
-	sv.f_favail	= sv.f_bfree;
+	sv.f_bavail	= avail / block_sectors;
+	sv.f_ffree	= sv.f_bavail;
+	sv.f_favail	= sv.f_bavail;
+	sv.f_files	= bch_fs_nr_inodes(c) + sv.f_ffree;
 	sv.f_namemax	= BCH_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }

@@ -1,7 +1,7 @@
 # A filesystem in use is never written by a second command, however it is
 # reached (issue 15, item 1):
 #   - another process holding the image (flock, shared as a reader): format
-#     and fsck -y refused, fsck -n still reads it;
+#     and fsck -y refused, fsck -f -n still reads it;
 #   - the image mounted, then format / fsck -y of a loop device of it;
 #   - a loop device mounted, then format / fsck -y of the image;
 #   - the mount holds a lock on the image (also when reached through the
@@ -35,10 +35,10 @@ refused() {
 	echo "ok   refused [$_rc] $*: $(head -n 1 err)"
 }
 
-# reads: fsck -n exit 0 (a warning at most)
+# reads: fsck -f -n exit 0 (a warning at most)
 reads() {
-	"$BCACHEFS" fsck -n "$1" < /dev/null > out 2> err || { cat out err; fail "fsck -n $1: exit $?"; }
-	echo "ok   fsck -n $1 reads it"
+	"$BCACHEFS" fsck -f -n "$1" < /dev/null > out 2> err || { cat out err; fail "fsck -f -n $1: exit $?"; }
+	echo "ok   fsck -f -n $1 reads it"
 }
 
 # ---- a reader holding the image: no writer may start ----
@@ -129,5 +129,5 @@ fi
 # nothing holds it any more: writers work again
 "$BCACHEFS" fsck -y s.img > out 2>&1 || { cat out; fail "fsck -y after all failed"; }
 "$BCACHEFS" format -q -f "$loop" || fail "format of the loop device after all"
-"$BCACHEFS" fsck -n s.img > out 2>&1 || { cat out; fail "fsck -n s.img after formatting the loop device"; }
+"$BCACHEFS" fsck -f -n s.img > out 2>&1 || { cat out; fail "fsck -f -n s.img after formatting the loop device"; }
 echo "all refused while in use, and allowed after"

@@ -7,10 +7,10 @@ ln -s "$BCACHEFS" "$WORK/fsck.bcachefs"
 ln -s "$BCACHEFS" "$WORK/mkfs.bcachefs"
 truncate -s 64M "$WORK/a.img"
 "$WORK/mkfs.bcachefs" -q "$WORK/a.img" || fail "mkfs.bcachefs failed"
-"$WORK/fsck.bcachefs" -n "$WORK/a.img" > "$WORK/out" || fail "fsck.bcachefs -n exited $?"
-grep -q clean "$WORK/out" || fail "fsck.bcachefs -n: not clean"
+"$WORK/fsck.bcachefs" -n "$WORK/a.img" > "$WORK/out" || fail "fsck.bcachefs -f -n exited $?"
+grep -q clean "$WORK/out" || fail "fsck.bcachefs -f -n: not clean"
 # -p at boot: a clean filesystem gives 0
-"$WORK/fsck.bcachefs" -p "$WORK/a.img" > /dev/null || fail "fsck.bcachefs -p exited $?"
+"$WORK/fsck.bcachefs" -p "$WORK/a.img" > /dev/null || fail "fsck.bcachefs -f -p exited $?"
 sh -n "$TESTDIR/../../initramfs/hook" || fail "initramfs hook is not valid sh"
 
 rc=0; "$BCACHEFS" > /dev/null 2>&1 || rc=$?

@@ -36,7 +36,7 @@ one() {
 	echo "ok   [$_rc] $_c $_p: $(cat err)"
 }
 
-for c in show-super "fsck -n" list list_journal extract unlock set-passphrase \
+for c in show-super "fsck -f -n" list list_journal extract unlock set-passphrase \
 	 remove-passphrase mount; do
 	one "$c" empty.img "empty (0 bytes): not a bcachefs filesystem"
 	one "$c" zero.img "no bcachefs superblock"
@@ -46,6 +46,6 @@ done
 
 # the passphrase asked on an empty standard input
 enc=$(golden_images c1_encrypted)
-for c in "fsck -n" list list_journal extract mount; do
+for c in "fsck -f -n" list list_journal extract mount; do
 	one "$c --passphrase-file -" "$enc" "no passphrase"
 done

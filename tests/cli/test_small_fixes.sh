@@ -3,7 +3,7 @@
 #     filesystem);
 #  b. fsck -y of a read-only device refuses before saying "fixing"
 #     (exit 8, suggesting -n), as e2fsck does; -n still checks it;
-#  c. fsck -n says what a repair would do with an invalid key ("key
+#  c. fsck -f -n says what a repair would do with an invalid key ("key
 #     skipped (a repair deletes it), not fixing", not "key dropped, not
 #     fixing");
 #  d. format prints the superblock as the initialisation left it (Clean: 1,
@@ -30,10 +30,10 @@ echo "ok   a: extract names the destination: $(head -n 1 err)"
 
 # c
 zstd -qd --sparse "$TESTDIR/../fsck/111-inode-invalid/image.zst" -o inv.img
-rc=0; "$BCACHEFS" fsck -n inv.img > out 2>&1 || rc=$?
-[ $rc = 4 ] || { cat out; fail "fsck -n: exit $rc"; }
-grep -q "key dropped" out && { cat out; fail "fsck -n says 'key dropped'"; }
-grep -q "key skipped (a repair deletes it), not fixing" out || { cat out; fail "fsck -n: what a repair would do"; }
+rc=0; "$BCACHEFS" fsck -f -n inv.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { cat out; fail "fsck -f -n: exit $rc"; }
+grep -q "key dropped" out && { cat out; fail "fsck -f -n says 'key dropped'"; }
+grep -q "key skipped (a repair deletes it), not fixing" out || { cat out; fail "fsck -f -n: what a repair would do"; }
 echo "ok   c: $(grep -o 'key skipped.*' out | head -n 1)"
 
 # b
@@ -46,8 +46,8 @@ if [ "$(id -u)" = 0 ] && command -v losetup > /dev/null; then
 	[ $rc = 8 ] || { cat out err; fail "fsck -y of a read-only device: exit $rc, want 8"; }
 	grep -q "fixing" out err && { cat out err; fail "fsck -y of a read-only device said fixing"; }
 	grep -q "read-only.*fsck -n" err || { cat err; fail "no hint to use -n"; }
-	rc=0; "$BCACHEFS" fsck -n "$loop" > out 2>&1 || rc=$?
-	[ $rc = 4 ] || { cat out; fail "fsck -n of a read-only device: exit $rc, want 4"; }
+	rc=0; "$BCACHEFS" fsck -f -n "$loop" > out 2>&1 || rc=$?
+	[ $rc = 4 ] || { cat out; fail "fsck -f -n of a read-only device: exit $rc, want 4"; }
 	cmp -s ro.img ro.orig || fail "the read-only device changed"
 	echo "ok   b: $(cat err)"
 else

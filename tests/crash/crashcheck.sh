@@ -9,7 +9,7 @@
 # each selected state (build/tests/replay: prefixes of the log, and writes
 # since the last flush kept, dropped or torn), on a fresh copy:
 #
-#   1. fsck -n --json (the read-only open replays the journal in memory):
+#   1. fsck -f -n --json (the read-only open replays the journal in memory):
 #      must not crash or hang; its exit code and problem names are noted
 #      (a crash may leave what a read-only check reports, e.g. superblock
 #      copies that differ, until the replay of a read-write open)
@@ -17,9 +17,9 @@
 #      recover (default, a mount's view): a mount and unmount with nothing
 #        done (`replay recover`, or --recover CMD) must exit 0 — it
 #        replays the journal into the btrees, rewrites every superblock
-#        copy and marks the filesystem clean — then fsck -n must exit 0
+#        copy and marks the filesystem clean — then fsck -f -n must exit 0
 #      repair (a crash during fsck -y): fsck -y must exit 0 or 1, then
-#        fsck -n must exit 0
+#        fsck -f -n must exit 0
 #      ro: step 1 must have exited 0
 #   3. --check CMD (sh -c CMD) must exit 0: the workload's own invariants,
 #      on the images after step 2, with CRASH_IMAGES, CRASH_DEVS,
@@ -33,7 +33,7 @@
 #                   initialising), and nothing else but superblock copies
 #                   that differ (sb_primary_bad, sb_backup_bad: the crash
 #                   came between the copies): fsck -y must then exit 1
-#                   and fsck -n 0
+#                   and fsck -f -n 0
 #
 # State selection (passed to `replay run`): --prefix N|all (default all),
 # --reorder N (default 20), --seed S (default 1), --exhaustive N (every
@@ -70,37 +70,37 @@ one() {
 	result=fail why=""
 	bad() { why=$1; shift; for f in "$@"; do [ -f "$o/$f" ] && { echo "--- $f"; tail -n 15 "$o/$f"; }; done > "$o/why"; }
 
-	t "$BCACHEFS" fsck -n --json $CRASH_IMAGES > "$o/n0.json" 2> "$o/n0.err"
+	t "$BCACHEFS" fsck -f -n --json $CRASH_IMAGES > "$o/n0.json" 2> "$o/n0.err"
 	r0=$?
 	# shellcheck disable=SC2046
 	probs=$(echo $(sed -n 's/^ *"name": "\(.*\)",$/\1/p' "$o/n0.json"))
 	export CRASH_STEP1=$r0
 	if [ $r0 = 124 ] || [ $r0 -ge 16 ]; then
-		bad "fsck -n of the state: exit $r0 (crash, hang or usage error)" n0.err
+		bad "fsck -f -n of the state: exit $r0 (crash, hang or usage error)" n0.err
 	elif [ $r0 = 8 ] && [ "$CC_NOFS" = 1 ] && grep -qE 'no valid superblock|not a bcachefs filesystem' "$o/n0.err"; then
 		result=nofs
 	elif [ $r0 = 4 ] && [ "$CC_UNINIT" = 1 ] && uninit_only "$probs"; then
 		t "$BCACHEFS" fsck -y $CRASH_IMAGES > "$o/y.out" 2>&1; r=$?
-		t "$BCACHEFS" fsck -n $CRASH_IMAGES > "$o/n.out" 2>&1; r2=$?
+		t "$BCACHEFS" fsck -f -n $CRASH_IMAGES > "$o/n.out" 2>&1; r2=$?
 		if [ $r != 1 ] || [ $r2 != 0 ]; then
-			bad "uninitialised state: fsck -y exit $r (want 1), then fsck -n exit $r2 (want 0)" y.out n.out
+			bad "uninitialised state: fsck -y exit $r (want 1), then fsck -f -n exit $r2 (want 0)" y.out n.out
 		else
 			result=uninit
 		fi
 	elif [ $r0 -ge 8 ]; then
-		bad "fsck -n of the state: exit $r0" n0.err
+		bad "fsck -f -n of the state: exit $r0" n0.err
 	else
 		case $CC_MODE in
 		ro)
-			[ $r0 = 0 ] && result=ok || bad "fsck -n of the state: exit $r0: $probs" n0.err
+			[ $r0 = 0 ] && result=ok || bad "fsck -f -n of the state: exit $r0: $probs" n0.err
 			;;
 		recover)
 			t sh -c "$CC_RECOVER" > "$o/recover.out" 2>&1; r=$?
 			if [ $r != 0 ]; then
 				bad "recovery (read-write open and stop): exit $r" recover.out
 			else
-				t "$BCACHEFS" fsck -n $CRASH_IMAGES > "$o/n.out" 2>&1; r=$?
-				[ $r = 0 ] && result=ok || bad "fsck -n after the recovery: exit $r" recover.out n.out
+				t "$BCACHEFS" fsck -f -n $CRASH_IMAGES > "$o/n.out" 2>&1; r=$?
+				[ $r = 0 ] && result=ok || bad "fsck -f -n after the recovery: exit $r" recover.out n.out
 			fi
 			;;
 		repair)
@@ -108,8 +108,8 @@ one() {
 			if [ $r -gt 1 ]; then
 				bad "fsck -y of the state: exit $r (want 0 or 1)" y.out
 			else
-				t "$BCACHEFS" fsck -n $CRASH_IMAGES > "$o/n.out" 2>&1; r=$?
-				[ $r = 0 ] && result=ok || bad "fsck -n after fsck -y: exit $r" y.out n.out
+				t "$BCACHEFS" fsck -f -n $CRASH_IMAGES > "$o/n.out" 2>&1; r=$?
+				[ $r = 0 ] && result=ok || bad "fsck -f -n after fsck -y: exit $r" y.out n.out
 			fi
 			;;
 		esac
@@ -212,7 +212,7 @@ fi
 
 # problems the read-only check reported before the replay (not failures)
 awk 'NF > 3 { for (i = 4; i <= NF; i++) n[$i]++ }
-     END { for (p in n) printf "  fsck -n before the replay reported %s in %d state%s\n", p, n[p], (n[p] > 1 ? "s" : "") }' "$CC_RESULTS"
+     END { for (p in n) printf "  fsck -f -n before the replay reported %s in %d state%s\n", p, n[p], (n[p] > 1 ? "s" : "") }' "$CC_RESULTS"
 awk -v secs=$(( $(date +%s) - t0 )) '
 	{ n++; c[$2]++ }
 	END { printf "%d states: %d ok, %d not a filesystem, %d uninitialised, %d failed (%ds)\n",

@@ -1,7 +1,7 @@
 # Crash states of `format --source` (tests/crash/README.md): every prefix of
 # its write log and a seeded sample of reorderings between flushes (one
 # device, then two) must be "not a filesystem" (no valid superblock yet),
-# "never initialized" (which fsck -y then initialises: exit 1, then fsck -n
+# "never initialized" (which fsck -y then initialises: exit 1, then fsck -f -n
 # 0), or a filesystem that the recovery of a mount (`replay recover`)
 # leaves fsck-clean and that holds the whole source tree (`extract` equals
 # it). Then the harness must be able to fail: the same format recorded with

@@ -2,8 +2,8 @@
 # transactions of the update engine (journal commits, checkpoints, the
 # superblock marked clean at the end). `fsck -y` of damaged images is
 # recorded with BCH_WRITE_LOG; in every prefix of its write log and a
-# seeded sample of reorderings between flushes, `fsck -n` must not crash,
-# a second `fsck -y` must repair everything (exit 0 or 1) and `fsck -n`
+# seeded sample of reorderings between flushes, `fsck -f -n` must not crash,
+# a second `fsck -y` must repair everything (exit 0 or 1) and `fsck -f -n`
 # must then be clean (crashcheck.sh --mode repair).
 #
 # Images: corpus cases of tests/fsck (a directory loop, damage only in the
@@ -46,7 +46,7 @@ record() {
 	BCH_WRITE_LOG=$WORK/$1.wlog "$BCACHEFS" fsck -y "$1.img" > "$1.y" 2>&1
 	_r=$?
 	[ $_r = 1 ] || { cat "$1.y"; fail "$1: fsck -y exit $_r, want 1"; }
-	"$BCACHEFS" fsck -n "$1.img" > "$1.n" 2>&1 || { cat "$1.n"; fail "$1: not clean after fsck -y"; }
+	"$BCACHEFS" fsck -f -n "$1.img" > "$1.n" 2>&1 || { cat "$1.n"; fail "$1: not clean after fsck -y"; }
 	"$REPLAY" info "$1.wlog" | head -n 1 | sed "s/^/$1: /"
 }
 

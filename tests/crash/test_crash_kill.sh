@@ -4,7 +4,7 @@
 # moments; what each kill leaves must pass the checks of a crash state:
 # format: not a filesystem, uninitialised (fsck -y initialises it) or
 # complete and clean after the recovery of a mount; fsck -y: a second
-# fsck -y repairs everything and fsck -n is then clean. At least one run
+# fsck -y repairs everything and fsck -f -n is then clean. At least one run
 # of each must really be killed in the middle of its writes (else again
 # with the next seed, three tries).
 #

@@ -4,7 +4,7 @@
 # -j leaves them in the journal only, an unclean filesystem), and after
 # each returns `replay mark` appends a mark naming what it committed. In
 # every crash state (all prefixes, a sample of reorderings between
-# flushes), after the recovery of a mount (`replay recover`), fsck -n must
+# flushes), after the recovery of a mount (`replay recover`), fsck -f -n must
 # be clean and every xattr whose mark the state has reached must be there
 # (the checker reads CRASH_MARKS), the analogue of "every file fsync'd
 # before the cut is byte-exact".
@@ -61,7 +61,7 @@ EOF
 
 workload m.wlog
 "$REPLAY" info m.wlog
-"$BCACHEFS" fsck -n img > n.out 2>&1 || { cat n.out; fail "the workload left an unclean fsck"; }
+"$BCACHEFS" fsck -f -n img > n.out 2>&1 || { cat n.out; fail "the workload left an unclean fsck"; }
 $CC --check "sh $WORK/check.sh" --prefix $np --reorder $nr --seed $seed --keep "$WORK/fail1" m.wlog base.img > cc1.out 2>&1
 rc=$?
 cat cc1.out

@@ -7,7 +7,7 @@
 # and once the fsync that follows it returned a "sync" mark. In every
 # prefix of the mount's write log (sampled) and a sample of reorderings
 # between flushes: the recovery of a mount (`replay recover`) must succeed,
-# fsck -n must then be clean, and every path whose last reached mark is a
+# fsck -f -n must then be clean, and every path whose last reached mark is a
 # "sync" must hold exactly that (file content by sha256, a directory, or
 # absent); a path with an operation in flight (a "want" after its last
 # "sync") may hold anything. A few states are recovered by the mount itself
@@ -127,7 +127,7 @@ record() {
 	unset BCH_WRITE_LOG BCH_TEST_SKIP_FLUSH
 	workload
 	unmount_fg "$_n" > /dev/null
-	"$BCACHEFS" fsck -n "$_n.img" > "$_n.n" 2>&1 || { cat "$_n.n"; fail "$_n: fsck -n after the workload"; }
+	"$BCACHEFS" fsck -f -n "$_n.img" > "$_n.n" 2>&1 || { cat "$_n.n"; fail "$_n: fsck -f -n after the workload"; }
 	"$REPLAY" info "$log" | head -n 1 | sed "s/^/$_n: /"
 }
 

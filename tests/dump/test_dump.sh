@@ -111,7 +111,7 @@ grep -q "has no btree node magic: not in the image" "$WORK/fsck-101-node-bad-mag
 
 # every journal entry corrupt: no roots, the superblocks and journal still dumped
 img=$WORK/nojournal.img
-zstd -qd --sparse "$GOLDEN/a_default_1G/dev0.img.zst" -o "$img"
+unzst "$GOLDEN/a_default_1G/dev0.img.zst" "$img"
 for s in $("$BCACHEFS" list_journal -a "$img" | sed -n 's/^dev 0 bucket [0-9]* sector \([0-9]*\): .*/\1/p'); do
 	printf 'XXXX' | dd of="$img" bs=1 seek=$((s * 512 + 8)) conv=notrunc 2>/dev/null
 done

@@ -37,5 +37,5 @@ done
 echo more > "$mnt/d/after" || fail "write after the dump"
 [ "$(cat "$mnt/d/file-3")" = "content 3" ] || fail "file-3 reads back wrong"
 unmount_fg m
-"$BCACHEFS" fsck -n "$img" > "$WORK/fsck.log" 2>&1 || { cat "$WORK/fsck.log"; fail "fsck -n after unmount"; }
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/fsck.log" 2>&1 || { cat "$WORK/fsck.log"; fail "fsck -f -n after unmount"; }
 exit 0

@@ -43,9 +43,9 @@ for opts in "" "--block_size=512 --bucket=128k --btree_node=128k" "--compression
 	# and it is a dump of this filesystem: the tree's names are there
 	"$BCACHEFS" list -b dirents "$WORK/fs$n.raw" | grep -q ": f299 -> " ||
 		fail "dump $opts: the dirents do not read back"
-	"$BCACHEFS" fsck -n "$WORK/fs$n.raw" > "$WORK/fsck$n.log" 2>&1
+	"$BCACHEFS" fsck -f -n "$WORK/fs$n.raw" > "$WORK/fsck$n.log" 2>&1
 	rc=$?
-	# the data is not there: only checksums of data could complain, and fsck -n reads none
-	[ $rc = 0 ] || { cat "$WORK/fsck$n.log"; fail "fsck -n of the dump of $opts: rc=$rc"; }
+	# the data is not there: only checksums of data could complain, and fsck -f -n reads none
+	[ $rc = 0 ] || { cat "$WORK/fsck$n.log"; fail "fsck -f -n of the dump of $opts: rc=$rc"; }
 done
 exit 0

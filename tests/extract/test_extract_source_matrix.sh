@@ -4,7 +4,7 @@
 # and encrypted (passphrase from a file) with each compression on 1 and 2
 # devices (an encrypted filesystem's data is always ChaCha20/Poly1305: the
 # checksum option does not matter, so it rotates over the three there).
-# Every time: fsck -n clean, the extents are of the checksum/compression/MAC
+# Every time: fsck -f -n clean, the extents are of the checksum/compression/MAC
 # type asked for, and extract gives back the source tree bit for bit
 # (tree_diff.py: contents, holes, modes, owners, times, links, xattrs).
 # The FUSE mount (-o ro) gives the same tree back too (read ahead and
@@ -85,8 +85,8 @@ one() {
 		fi
 		[ -n "${unlocked:-}" ] || popt="--passphrase-file pass";;
 	esac
-	"$BCACHEFS" fsck -n $popt $imgs > out 2>&1 ||
-		{ echo "FAIL $name: fsck -n:"; head -n 5 out; bad=1; }
+	"$BCACHEFS" fsck -f -n $popt $imgs > out 2>&1 ||
+		{ echo "FAIL $name: fsck -f -n:"; head -n 5 out; bad=1; }
 	"$BCACHEFS" list --json -b extents $popt $imgs > ext.json 2> out ||
 		{ echo "FAIL $name: list"; head -n 5 out; bad=1; }
 	python3 - ext.json "$ndev" "$@" <<'PY' > types.out 2>&1 || { echo "FAIL $name: extents: $(cat types.out)"; bad=1; }

@@ -3,17 +3,17 @@
 # I/O layer (libbcachefs/dev/dev.c) fails every write after the first N, as if
 # the machine had stopped there. For N sampled over the whole range of
 # writes a run does (every N for plain format), the result must be one of:
-#   - format exit 0 (only when every write was done): fsck -n clean and
+#   - format exit 0 (only when every write was done): fsck -f -n clean and
 #     extract gives the source tree back (nothing reported done is lost);
 #   - format exit 1 with an error on stderr, and then the devices are
-#     refused clearly (fsck -n exit 8 with a message), or show the
-#     valid-but-uninitialised filesystem of --no_initialize (fsck -n exit 4,
-#     "never initialized"; fsck -y then initialises it and fsck -n is
-#     clean), or open and pass fsck -n (and extract works);
-#   - when format says the filesystem is "valid but uninitialised", fsck -n
+#     refused clearly (fsck -f -n exit 8 with a message), or show the
+#     valid-but-uninitialised filesystem of --no_initialize (fsck -f -n exit 4,
+#     "never initialized"; fsck -y then initialises it and fsck -f -n is
+#     clean), or open and pass fsck -f -n (and extract works);
+#   - when format says the filesystem is "valid but uninitialised", fsck -f -n
 #     must agree (and likewise for "marked initialised", "no filesystem").
 # Tolerated, counted as "torn" (a crash between the writes of the
-# superblock copies, which no write order avoids): fsck -n exit 4 reporting
+# superblock copies, which no write order avoids): fsck -f -n exit 4 reporting
 # only that a backup superblock differs from the one in use, or (several
 # devices, the new superblock on some of them) the journal replicas entry
 # of the devices it was found on (what the 2018 kernel reports too); then
@@ -49,12 +49,12 @@ try() {
 	BCH_FAULT_WRITES=$n "$BCACHEFS" format -q --force $opts $imgs > fmt.out 2> fmt.err < /dev/null
 	rc=$?
 	crashed $rc && { cat fmt.err; fail "$scen N=$n: format crashed (exit $rc)"; }
-	"$BCACHEFS" fsck -n $popt $imgs > fsck.out 2>&1
+	"$BCACHEFS" fsck -f -n $popt $imgs > fsck.out 2>&1
 	frc=$?
 	crashed $frc && { cat fsck.out; fail "$scen N=$n: fsck crashed (exit $frc)"; }
 	if [ $rc = 0 ]; then
 		nok=$((nok + 1))
-		[ $frc = 0 ] || { echo "FAIL $scen N=$n: format succeeded, fsck -n exit $frc"; head -n 5 fsck.out; bad=1; return; }
+		[ $frc = 0 ] || { echo "FAIL $scen N=$n: format succeeded, fsck -f -n exit $frc"; head -n 5 fsck.out; bad=1; return; }
 		if [ -n "$src" ]; then
 			rm -rf copy
 			"$BCACHEFS" extract $popt $imgs / copy > ext.out 2>&1 &&
@@ -67,43 +67,43 @@ try() {
 	[ -s fmt.err ] || { echo "FAIL $scen N=$n: format failed without a message"; bad=1; }
 	nfail=$((nfail + 1))
 	if grep -q "valid but uninitialised" fmt.err && [ $frc != 4 ]; then
-		echo "FAIL $scen N=$n: format says valid but uninitialised, fsck -n exit $frc"; head -n 5 fsck.out; bad=1
+		echo "FAIL $scen N=$n: format says valid but uninitialised, fsck -f -n exit $frc"; head -n 5 fsck.out; bad=1
 	fi
 	if grep -q "marked initialised" fmt.err && [ $frc = 8 ]; then
-		echo "FAIL $scen N=$n: format says initialised, fsck -n exit $frc"; head -n 5 fsck.out; bad=1
+		echo "FAIL $scen N=$n: format says initialised, fsck -f -n exit $frc"; head -n 5 fsck.out; bad=1
 	fi
 	if grep -q "no filesystem that opens" fmt.err && [ $frc != 8 ]; then
-		echo "FAIL $scen N=$n: format says nothing opens, fsck -n exit $frc"; head -n 5 fsck.out; bad=1
+		echo "FAIL $scen N=$n: format says nothing opens, fsck -f -n exit $frc"; head -n 5 fsck.out; bad=1
 	fi
 	case $frc in
 	0)	nclean=$((nclean + 1))
 		rm -rf copy
 		"$BCACHEFS" extract $popt $imgs / copy > ext.out 2>&1 ||
-			{ echo "FAIL $scen N=$n: fsck -n clean but extract fails"; head -n 5 ext.out; bad=1; } ;;
+			{ echo "FAIL $scen N=$n: fsck -f -n clean but extract fails"; head -n 5 ext.out; bad=1; } ;;
 	8)	nrefused=$((nrefused + 1))
-		[ -s fsck.out ] || { echo "FAIL $scen N=$n: fsck -n exit 8 without a message"; bad=1; } ;;
+		[ -s fsck.out ] || { echo "FAIL $scen N=$n: fsck -f -n exit 8 without a message"; bad=1; } ;;
 	4)	if grep -q "backup superblock at sector [0-9]* differs\|not marked as containing replicas (type 2 journal" fsck.out &&
 		   ! grep -v "backup superblock at sector [0-9]* differs from the superblock in use\|not marked as containing replicas (type 2 journal\|^journal entry seq [0-9]*, not fixing\|problems\{0,1\} found" fsck.out | grep -q .; then
 			# torn: some superblock copies were updated, not all
 			ntorn=$((ntorn + 1))
 			"$BCACHEFS" fsck -y $popt $imgs > fsck.y 2>&1
 			yrc=$?
-			"$BCACHEFS" fsck -n $popt $imgs > fsck.out 2>&1 ||
+			"$BCACHEFS" fsck -f -n $popt $imgs > fsck.out 2>&1 ||
 				{ echo "FAIL $scen N=$n: fsck -y (exit $yrc) did not repair the torn superblocks"; head -n 8 fsck.y fsck.out; bad=1; }
 			crashed $yrc && { echo "FAIL $scen N=$n: fsck -y crashed"; bad=1; }
 			return
 		fi
 		nuninit=$((nuninit + 1))
 		if ! grep -q "never initialized" fsck.out || [ "$(grep -c . fsck.out)" -gt 2 ]; then
-			echo "FAIL $scen N=$n: fsck -n exit 4 and not (only) 'never initialized':"
+			echo "FAIL $scen N=$n: fsck -f -n exit 4 and not (only) 'never initialized':"
 			head -n 10 fsck.out; bad=1
 		elif [ $((nuninit % 3)) = 1 ]; then
 			"$BCACHEFS" fsck -y $popt $imgs > fsck.y 2>&1
 			yrc=$?
-			"$BCACHEFS" fsck -n $popt $imgs > fsck.out 2>&1 ||
+			"$BCACHEFS" fsck -f -n $popt $imgs > fsck.out 2>&1 ||
 				{ echo "FAIL $scen N=$n: fsck -y (exit $yrc) did not initialise it"; head -n 5 fsck.y fsck.out; bad=1; }
 		fi ;;
-	*)	echo "FAIL $scen N=$n: format failed, then fsck -n exit $frc:"; head -n 10 fsck.out; bad=1 ;;
+	*)	echo "FAIL $scen N=$n: format failed, then fsck -f -n exit $frc:"; head -n 10 fsck.out; bad=1 ;;
 	esac
 }
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # format initialises the filesystem (spec 10 §5.10) for a range of option
-# sets: after it, fsck -n finds nothing, the root directory (4096) and
+# sets: after it, fsck -f -n finds nothing, the root directory (4096) and
 # lost+found (4097) are there, the superblock says Clean, and opening it
 # again changes nothing (two more opens give the same list output).
 set -u
@@ -28,9 +28,9 @@ run() {
 	fi
 	[ -s err ] && ! grep -q warning err &&
 		{ echo "FAIL $name: format printed on stderr:"; sed 's/^/    /' err; fail=1; }
-	"$BCACHEFS" fsck -n $popt $imgs > fsck.out 2>&1
+	"$BCACHEFS" fsck -f -n $popt $imgs > fsck.out 2>&1
 	rc=$?
-	[ $rc = 0 ] || { echo "FAIL $name: fsck -n exit $rc"; sed 's/^/    /' fsck.out; fail=1; }
+	[ $rc = 0 ] || { echo "FAIL $name: fsck -f -n exit $rc"; sed 's/^/    /' fsck.out; fail=1; }
 	for b in inodes dirents alloc; do
 		"$BCACHEFS" list -b $b $popt $imgs > "list1.$b" 2>&1 ||
 			{ echo "FAIL $name: list -b $b"; sed 's/^/    /' "list1.$b"; fail=1; }

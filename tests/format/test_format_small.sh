@@ -16,16 +16,16 @@ echo hello > src/d/x
 for sz in 4M 5M 6M 7M 7680K 8M; do
 	rm -f m.img; truncate -s $sz m.img
 	"$BCACHEFS" format -q m.img > out 2>&1 || { cat out; fail "format of $sz failed"; }
-	"$BCACHEFS" fsck -n m.img > out 2>&1 || { cat out; fail "fsck -n after format of $sz"; }
+	"$BCACHEFS" fsck -f -n m.img > out 2>&1 || { cat out; fail "fsck -f -n after format of $sz"; }
 	"$BCACHEFS" format -q -f --source=src m.img > out 2>&1 || { cat out; fail "format --source of $sz"; }
-	"$BCACHEFS" fsck -n m.img > out 2>&1 || { cat out; fail "fsck -n after format --source of $sz"; }
+	"$BCACHEFS" fsck -f -n m.img > out 2>&1 || { cat out; fail "fsck -f -n after format --source of $sz"; }
 	rm -rf x; "$BCACHEFS" extract m.img / x > /dev/null 2>&1 || fail "extract of $sz"
 	rmdir x/lost+found; diff -r src x || fail "$sz: extracted tree differs"
 	echo "ok   $sz: formatted, clean, --source copied"
 done
 rm -f m.img; truncate -s 64M m.img
 "$BCACHEFS" format -q --fs_size=4M m.img > out 2>&1 || { cat out; fail "--fs_size=4M"; }
-"$BCACHEFS" fsck -n m.img > out 2>&1 || { cat out; fail "fsck -n after --fs_size=4M"; }
+"$BCACHEFS" fsck -f -n m.img > out 2>&1 || { cat out; fail "fsck -f -n after --fs_size=4M"; }
 echo "ok   --fs_size=4M"
 
 # asked for, but impossible: refused before writing

@@ -2,7 +2,7 @@
 # format --source DIR: a generated tree (every file type, a sparse file,
 # many small files, a 20 MiB file, long and unicode names, xattrs, hard
 # links) is copied in at format time (plain, checksummed, compressed,
-# encrypted); fsck -n finds nothing, and extract
+# encrypted); fsck -f -n finds nothing, and extract
 # gives the same tree back (contents, sizes, modes, owners, mtimes, link
 # targets, device numbers, xattrs, link counts, holes). Several option
 # sets, 2 devices with --replicas=2. TEST_QUICK: 200 small files, not 2000.
@@ -87,9 +87,9 @@ run() {
 		echo "FAIL $name: format --source failed:"; sed 's/^/    /' err; fail=1; return
 	fi
 	[ -s err ] && { echo "FAIL $name: stderr not empty (no tty: no progress):"; cat err; fail=1; }
-	"$BCACHEFS" fsck -n $popt $imgs > fsck.out 2>&1
+	"$BCACHEFS" fsck -f -n $popt $imgs > fsck.out 2>&1
 	rc=$?
-	[ $rc = 0 ] || { echo "FAIL $name: fsck -n exit $rc"; head -n 20 fsck.out; fail=1; }
+	[ $rc = 0 ] || { echo "FAIL $name: fsck -f -n exit $rc"; head -n 20 fsck.out; fail=1; }
 	rm -rf copy
 	if ! "$BCACHEFS" extract $popt $imgs / copy > ext.out 2>&1; then
 		echo "FAIL $name: extract failed"; head -n 20 ext.out; fail=1; return
@@ -136,7 +136,7 @@ run replicas2 2 256M --replicas=2
 # the image being formatted lies inside the source: it is not copied into itself
 rm -rf self; mkdir -p self/d; echo x > self/d/x; truncate -s 64M self/img
 if "$BCACHEFS" format -q --source=self self/img > out 2>&1 &&
-   "$BCACHEFS" fsck -n self/img > /dev/null 2>&1 &&
+   "$BCACHEFS" fsck -f -n self/img > /dev/null 2>&1 &&
    ! "$BCACHEFS" list -b dirents self/img 2>/dev/null | grep -aq ' img -> '; then
 	echo "ok   the device inside the source is skipped"
 else
@@ -155,8 +155,8 @@ rc=$?
 [ $rc = 1 ] && grep -q "initialising the filesystem failed" out &&
 	echo "ok   device too small for the source: $(head -n 1 out)" ||
 	{ echo "FAIL tiny device: exit $rc"; cat out; fail=1; }
-"$BCACHEFS" fsck -n tiny.img > out 2>&1
-[ $? = 4 ] && echo "ok   tiny device left uninitialised (fsck -n exit 4)" ||
+"$BCACHEFS" fsck -f -n tiny.img > out 2>&1
+[ $? = 4 ] && echo "ok   tiny device left uninitialised (fsck -f -n exit 4)" ||
 	{ echo "FAIL tiny device after failed init"; cat out; fail=1; }
 
 exit $fail

@@ -2,7 +2,7 @@
 # format --source of a full generated tree (gen_tree.py: every file type,
 # sparse files, 10000 small files, a 100 MiB file, 255-byte ASCII and UTF-8
 # names, user/trusted xattrs and POSIX ACLs) on 1 device, 2 devices with
-# --replicas=2 and 3 devices with --replicas=2. Each time: fsck -n clean;
+# --replicas=2 and 3 devices with --replicas=2. Each time: fsck -f -n clean;
 # `list -b inodes` has one inode per source inode with the source's mode,
 # owner, size, link count and sectors (check_inodes.py); extract gives the
 # tree back (contents by sha256, holes, modes, owners, times, link targets,
@@ -38,9 +38,9 @@ run() {
 		echo "FAIL $name: format --source exit $rc:"; sed 's/^/    /' err; bad=1; return
 	fi
 	[ -s err ] && { echo "FAIL $name: stderr not empty:"; cat err; bad=1; }
-	"$BCACHEFS" fsck -n $imgs > fsck.out 2>&1
+	"$BCACHEFS" fsck -f -n $imgs > fsck.out 2>&1
 	rc=$?
-	[ $rc = 0 ] || { echo "FAIL $name: fsck -n exit $rc"; head -n 20 fsck.out; bad=1; }
+	[ $rc = 0 ] || { echo "FAIL $name: fsck -f -n exit $rc"; head -n 20 fsck.out; bad=1; }
 	for b in inodes dirents extents; do
 		"$BCACHEFS" list --json -b $b $imgs > $b.json 2> list.err ||
 			{ echo "FAIL $name: list -b $b"; cat list.err; bad=1; }
@@ -106,7 +106,7 @@ for i in 1 2 3; do head -c 20M /dev/urandom > spread/f$i; done
 truncate -s 40M sp0.img sp1.img sp2.img
 "$BCACHEFS" format -q --source=spread sp0.img sp1.img sp2.img > out 2>&1 ||
 	{ cat out; fail "spread: format --source on 3 devices failed"; }
-"$BCACHEFS" fsck -n sp0.img sp1.img sp2.img > out 2>&1 || { cat out; fail "spread: fsck -n"; }
+"$BCACHEFS" fsck -f -n sp0.img sp1.img sp2.img > out 2>&1 || { cat out; fail "spread: fsck -f -n"; }
 rm -rf copy
 "$BCACHEFS" extract sp0.img sp1.img sp2.img / copy > out 2>&1 || { cat out; fail "spread: extract"; }
 python3 "$TESTDIR/tree_diff.py" spread copy > cmp.out 2>&1 || { cat cmp.out; fail "spread: copy differs"; }

@@ -29,7 +29,7 @@ grep -q "^src/g: xattr user.b (1992 bytes of value) does not fit" err || fail "u
 grep -q "user.a\|user.ok" err && fail "an xattr that fits was named"
 want=2; getfattr -n user.huge src/g > /dev/null 2>&1 && want=3
 [ "$(grep -c 'does not fit' err)" = $want ] || fail "each xattr left out is named once"
-"$BCACHEFS" fsck -n x.img > out 2>&1 || { cat out; fail "fsck -n: not clean"; }
+"$BCACHEFS" fsck -f -n x.img > out 2>&1 || { cat out; fail "fsck -f -n: not clean"; }
 "$BCACHEFS" extract x.img / x > /dev/null 2>&1 || fail "extract"
 [ "$(getfattr --only-values -n user.ok x/f)" = small ] || fail "user.ok not copied"
 [ "$(getfattr --only-values -n user.a x/g)" = "$(rep 1991 b)" ] || fail "user.a (1992 bytes) not copied"

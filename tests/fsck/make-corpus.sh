@@ -11,7 +11,7 @@
 # engine, or by byte patches with checksums recomputed), name (one line:
 # what was done), expect.1 / expect.2 (output of `bcachefs fsck -y image`,
 # then a line "exit N"), and xfail when the case documents a bug (second run
-# not clean, or fsck -n not exiting 4): one line, the reason.
+# not clean, or fsck -f -n not exiting 4): one line, the reason.
 #
 # Needs ./bcachefs and build/tests/plant (make -j2 bcachefs build/tests/plant).
 set -e
@@ -46,9 +46,9 @@ expect() {	# expect CASEDIR
 		zstd -qd --sparse "$d/image.zst" -o "$w/image"
 		if [ $k = a ]; then
 			set +e
-			( cd "$w" && "$BCACHEFS" fsck -n image > n.out 2>&1 ); rc=$?
+			( cd "$w" && "$BCACHEFS" fsck -f -n image > n.out 2>&1 ); rc=$?
 			set -e
-			[ $rc = 4 ] || echo "fsck -n exits $rc, want 4" >> "$d/xfail"
+			[ $rc = 4 ] || echo "fsck -f -n exits $rc, want 4" >> "$d/xfail"
 		fi
 		for n in 1 2; do
 			set +e
@@ -69,7 +69,7 @@ expect() {	# expect CASEDIR
 		if [ -f "$d/filter" ]; then sed -f "$d/filter" "$T/run.a/expect.$n"; else cat "$T/run.a/expect.$n"; fi > "$d/expect.$n"
 	done
 	rc=$(tail -n 1 "$d/expect.1")
-	[ "$rc" != "exit 0" ] || echo "first fsck -y: exit 0 and no problem reported, but fsck -n found one" >> "$d/xfail"
+	[ "$rc" != "exit 0" ] || echo "first fsck -y: exit 0 and no problem reported, but fsck -f -n found one" >> "$d/xfail"
 	rc=$(tail -n 1 "$d/expect.2")
 	[ "$rc" = "exit 0" ] || echo "second fsck -y: $rc, want exit 0 (repair incomplete)" >> "$d/xfail"
 	[ -f "$d/xfail" ] && echo "  $(basename "$d"): xfail: $(tr '\n' ';' < "$d/xfail")" || true
@@ -128,7 +128,7 @@ find "$src" -exec touch -h -d '2018-05-01 12:00:00' {} +
 base=$T/base.img
 truncate -s 16M "$base"
 "$BCACHEFS" format -q --force -U $UUID --source="$src" "$base" > /dev/null
-"$BCACHEFS" fsck -n "$base" > /dev/null || { echo "base image not clean"; exit 1; }
+"$BCACHEFS" fsck -f -n "$base" > /dev/null || { echo "base image not clean"; exit 1; }
 
 # ---- helpers for the cases ----
 IMG=$T/img

@@ -18,7 +18,7 @@
 #              (build/tests/plant, each round one checkpoint: uids, xattrs,
 #              100 files deleted), so that older copies of many leaves stay
 #              in free buckets, as on a filesystem in use
-# An image is `bcachefs format --source` of the profile's tree; fsck -n
+# An image is `bcachefs format --source` of the profile's tree; fsck -f -n
 # must find it clean. The tree is always the same, but format picks hash
 # seeds, times and node sequence numbers at random, so a regenerated image
 # differs from the committed one in its bytes: every damage seed then hits
@@ -77,7 +77,7 @@ image() {
 		rm -rf "$_t"
 		echo "$_p: the changes through build/tests/plant failed" >&2; exit 1
 	fi
-	if ! "$BCACHEFS" fsck -n "$_out" > "$_t/fsck.out" 2>&1; then
+	if ! "$BCACHEFS" fsck -f -n "$_out" > "$_t/fsck.out" 2>&1; then
 		cat "$_t/fsck.out" >&2; rm -rf "$_t"
 		echo "$_p: the fresh image is not clean" >&2; exit 1
 	fi

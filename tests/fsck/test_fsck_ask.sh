@@ -21,7 +21,7 @@ ask() {
 ask y,y,y,y 1
 [ "$(grep -c '<y> yes$' out)" = 4 ] || { cat out; fail "one key each: four answers"; }
 grep -q "4 problems found, 4 fixed, 0 left" out || { cat out; fail "y: not all fixed"; }
-"$BCACHEFS" fsck -n img > /dev/null || fail "y: not clean after"
+"$BCACHEFS" fsck -f -n img > /dev/null || fail "y: not clean after"
 echo "ok   one key per answer, no Enter"
 
 ask ENTER,ENTER,ENTER,ENTER 1

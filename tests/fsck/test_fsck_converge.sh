@@ -8,9 +8,9 @@
 # build/tests/damage (tests/fsck/damage.c) overwrites a few random bytes in
 # the key area of one bset of one random btree node of a copy and
 # recomputes the bset checksum, so the damage reaches the key checks. Then:
-#   fsck -y, fsck -n; if -n is not clean, fsck -y and fsck -n again.
+#   fsck -y, fsck -f -n; if -n is not clean, fsck -y and fsck -f -n again.
 # A seed fails when
-#   - fsck -n is still not clean after 2 repair runs (not converged),
+#   - fsck -f -n is still not clean after 2 repair runs (not converged),
 #   - a run crashes (exit >= 128, sanitizers included) or hangs (timeout),
 #   - fsck -y exits with the operational-error bit (8) without clearly
 #     refusing (a message saying it refuses / cannot repair),
@@ -23,7 +23,7 @@
 # machine: a failing seed (here 17) reproduces with
 #   zstd -d tests/fsck/converge-orig.img.zst -o orig.img; cp orig.img t.img
 #   build/tests/damage t.img 17        # last line: RANGE BTREE MIN MAX
-#   bcachefs fsck -y t.img; bcachefs fsck -n t.img
+#   bcachefs fsck -y t.img; bcachefs fsck -f -n t.img
 #   build/tests/damage check orig.img t.img BTREE MIN MAX
 # (fsck itself still picks random hash seeds for a directory it recreates,
 # and times). The original image and every failing damaged image (before
@@ -52,7 +52,7 @@ tmo=${CONVERGE_TIMEOUT:-20}
 
 # Expected failures, while the repairs are being written (issue 5): one
 # line "KIND~REGEX~REASON" each. KIND is notconv (REGEX is matched against
-# "[BTREE MIN MAX] first message of the last fsck -n") or opfail (against
+# "[BTREE MIN MAX] first message of the last fsck -f -n") or opfail (against
 # the first line of the fsck -y output), crash (against the sanitizer
 # message) or lost (against "[BTREE MIN MAX] lost: ..."); a hang never is.
 # Remove a line when its repair lands; CONVERGE_XFAIL=0 shows everything as
@@ -76,7 +76,7 @@ else
 	zstd -qdf --sparse "$TESTDIR/converge-orig.img.zst" -o "$orig" || fail "cannot decompress converge-orig.img.zst"
 	what="tests/fsck/converge-orig.img.zst"
 fi
-"$BCACHEFS" fsck -n "$orig" > "$WORK/orig.fsck" 2>&1 || { cat "$WORK/orig.fsck"; fail "the original image is not clean"; }
+"$BCACHEFS" fsck -f -n "$orig" > "$WORK/orig.fsck" 2>&1 || { cat "$WORK/orig.fsck"; fail "the original image is not clean"; }
 zstd -q -1 "$orig" -o "$WORK/failures/orig.img.zst"
 echo "image: $what, $(sha256sum < "$orig" | cut -c1-16); $nseeds seeds from $first"
 
@@ -146,12 +146,12 @@ while [ "$seed" -le "$last" ]; do
 			fi
 			break
 		fi
-		timeout "$tmo" "$BCACHEFS" fsck -n "$img" > "$scratch/n.out" 2>&1
+		timeout "$tmo" "$BCACHEFS" fsck -f -n "$img" > "$scratch/n.out" 2>&1
 		rc=$?
 		codes="$codes n$run=$rc"
-		{ echo "--- fsck -n after run $run: exit $rc"; cat "$scratch/n.out"; } >> "$scratch/log"
-		if [ $rc = 124 ]; then bad=hang; msg="fsck -n after run $run: no end after ${tmo}s"; break; fi
-		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -n after run $run: exit $rc: $(grep -a -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/n.out")"; break; fi
+		{ echo "--- fsck -f -n after run $run: exit $rc"; cat "$scratch/n.out"; } >> "$scratch/log"
+		if [ $rc = 124 ]; then bad=hang; msg="fsck -f -n after run $run: no end after ${tmo}s"; break; fi
+		if [ $rc -ge 128 ]; then bad=crash; msg="fsck -f -n after run $run: exit $rc: $(grep -a -m1 -E 'ERROR|Sanitizer|runtime error|Assertion' "$scratch/n.out")"; break; fi
 		if [ $rc = 0 ]; then conv=$run; break; fi
 	done
 

@@ -1,5 +1,5 @@
 # The fsck corruption corpus (tests/fsck/NNN-name/, made by make-corpus.sh):
-# for each case, `fsck -n` reports a problem, exits 4 and leaves the image
+# for each case, `fsck -f -n` reports a problem, exits 4 and leaves the image
 # byte-identical; the first `fsck -y` prints expect.1, the second expect.2
 # (clean, exit 0). Cases with an xfail file document a known bug: they are
 # run and reported as XFAIL with the reason (and what differs now, crashes
@@ -24,12 +24,12 @@ for d in "$dir"/[0-9]*/; do
 	cp --sparse=always "$w/image" "$w/orig"
 	why=""
 	set +e
-	( cd "$w" && "$BCACHEFS" fsck -n image > n.out 2>&1 ); rc=$?
+	( cd "$w" && "$BCACHEFS" fsck -f -n image > n.out 2>&1 ); rc=$?
 	set -e
-	crashed $rc && why="$why fsck -n crashed ($rc);"
-	[ $rc = 4 ] || why="$why fsck -n exit $rc, want 4;"
-	grep -q . "$w/n.out" || why="$why fsck -n reported nothing;"
-	cmp -s "$w/image" "$w/orig" || why="$why fsck -n changed the image;"
+	crashed $rc && why="$why fsck -f -n crashed ($rc);"
+	[ $rc = 4 ] || why="$why fsck -f -n exit $rc, want 4;"
+	grep -q . "$w/n.out" || why="$why fsck -f -n reported nothing;"
+	cmp -s "$w/image" "$w/orig" || why="$why fsck -f -n changed the image;"
 	for r in 1 2; do
 		set +e
 		( cd "$w" && "$BCACHEFS" fsck -y image > out.$r 2>&1 ); rc=$?

@@ -1,4 +1,4 @@
-# One member of a 2-device filesystem (issue 15, item 9). fsck -n, list,
+# One member of a 2-device filesystem (issue 15, item 9). fsck -f -n, list,
 # list_journal and extract of a member alone refuse, naming the missing
 # member (index and uuid) and --degraded, instead of saying "clean" (the
 # first member) or reporting the copies on the missing device as damage
@@ -22,7 +22,7 @@ ub=$(sed -n '/Device 1:/,/UUID/s/.*UUID:[[:space:]]*//p' sa | head -n 1)
 
 for present in a.img b.img; do
 	if [ $present = a.img ]; then missing="1 (uuid $ub)"; else missing="0 (uuid $ua)"; fi
-	for c in "fsck -n" "list -b dirents" list_journal extract; do
+	for c in "fsck -f -n" "list -b dirents" list_journal extract; do
 		set -- "$present"
 		[ "$c" = extract ] && { rm -rf x; set -- "$present" / x; }
 		rc=0; "$BCACHEFS" $c "$@" < /dev/null > out 2> err || rc=$?
@@ -40,12 +40,12 @@ for present in a.img b.img; do
 		grep -q "unusable\|problem" err out && { cat err out; fail "$c --degraded $present: the missing device reported as damage"; }
 		echo "ok   $c $present: refused, --degraded reads it: $(head -n 1 err)"
 	done
-	"$BCACHEFS" fsck -n --degraded "$present" 2> /dev/null | grep -q "^$present: clean (degraded: 1 member missing, not checked)$" ||
-		fail "fsck -n --degraded $present: summary"
+	"$BCACHEFS" fsck -f -n --degraded "$present" 2> /dev/null | grep -q "^$present: clean (degraded: 1 member missing, not checked)$" ||
+		fail "fsck -f -n --degraded $present: summary"
 	rmdir x/lost+found; diff -r src x || fail "extract --degraded $present: tree differs"
 done
 
 # both members: nothing said about missing members
-"$BCACHEFS" fsck -n a.img b.img > out 2> err || { cat out err; fail "fsck -n of both"; }
-[ -s err ] && { cat err; fail "fsck -n of both: stderr"; }
-grep -q "^a.img: clean$" out || { cat out; fail "fsck -n of both: not clean"; }
+"$BCACHEFS" fsck -f -n a.img b.img > out 2> err || { cat out err; fail "fsck -f -n of both"; }
+[ -s err ] && { cat err; fail "fsck -f -n of both: stderr"; }
+grep -q "^a.img: clean$" out || { cat out; fail "fsck -f -n of both: not clean"; }

@@ -1,4 +1,4 @@
-# Mark and sweep (spec 30 §6) as fsck -n runs it.
+# Mark and sweep (spec 30 §6) as fsck -f -n runs it.
 #
 # g3_merges_and_stale has 128 stale pointers: cached pointers whose buckets
 # the allocator invalidated (gen + 1). That is how cached data is given up
@@ -7,9 +7,9 @@
 # skips it (30 §6.2 step 4). The image must check clean.
 #
 # Missing replicas entries (30 §7.4) are planted by removing one entry from
-# every superblock copy of a copy of g3 (checksums recomputed); fsck -n
+# every superblock copy of a copy of g3 (checksums recomputed); fsck -f -n
 # must report it and leave the image untouched; fsck -y adds it back
-# (exit 1) and fsck -n is then clean.
+# (exit 1) and fsck -f -n is then clean.
 set -e
 . "$(dirname "$0")/../lib.sh"
 
@@ -17,7 +17,7 @@ set -e
 no_gc_problems() {	# NAME IMAGE...
 	n=$1; shift
 	set +e
-	"$BCACHEFS" fsck -n --json "$@" > "$WORK/$n.json" 2> "$WORK/$n.err"
+	"$BCACHEFS" fsck -f -n --json "$@" > "$WORK/$n.json" 2> "$WORK/$n.err"
 	rc=$?
 	set -e
 	crashed $rc && fail "$n: crashed ($rc)"
@@ -31,7 +31,7 @@ no_gc_problems() {	# NAME IMAGE...
 g3=$(golden_images g3_merges_and_stale)
 nstale=$("$BCACHEFS" list -b extents "$g3" | grep -c "cached stale" || true)
 [ "$nstale" -ge 100 ] || fail "g3: expected stale cached pointers, list shows $nstale"
-"$BCACHEFS" fsck -n "$g3" > "$WORK/g3.out" 2>&1 || { cat "$WORK/g3.out"; fail "g3: fsck -n exited $?"; }
+"$BCACHEFS" fsck -f -n "$g3" > "$WORK/g3.out" 2>&1 || { cat "$WORK/g3.out"; fail "g3: fsck -f -n exited $?"; }
 no_gc_problems g3 "$g3"
 # fsck -y leaves the stale cached pointers alone and writes nothing
 cp --sparse=always "$g3" "$WORK/g3y.img"
@@ -90,7 +90,7 @@ if command -v python3 >/dev/null; then
 		drop_replicas "$WORK/r$t.img" $t
 		before=$(cksum < "$WORK/r$t.img")
 		set +e
-		"$BCACHEFS" fsck -n "$WORK/r$t.img" > "$WORK/r$t.out" 2>&1
+		"$BCACHEFS" fsck -f -n "$WORK/r$t.img" > "$WORK/r$t.out" 2>&1
 		rc=$?
 		set -e
 		cat "$WORK/r$t.out"
@@ -101,15 +101,15 @@ if command -v python3 >/dev/null; then
 		# one report per missing entry, not one per key
 		[ "$(grep -c "not marked as containing replicas" "$WORK/r$t.out")" = 1 ] ||
 			fail "replicas $t: reported more than once"
-		# fsck -y adds the entry to every superblock; fsck -n is then clean
+		# fsck -y adds the entry to every superblock; fsck -f -n is then clean
 		set +e
 		"$BCACHEFS" fsck -y "$WORK/r$t.img" > "$WORK/r$t.y" 2>&1
 		rc=$?
 		set -e
 		cat "$WORK/r$t.y"
 		[ $rc = 1 ] || fail "replicas $t: fsck -y exit $rc, want 1"
-		"$BCACHEFS" fsck -n "$WORK/r$t.img" > "$WORK/r$t.n2" 2>&1 ||
-			{ cat "$WORK/r$t.n2"; fail "replicas $t: fsck -n after fsck -y exited $?"; }
+		"$BCACHEFS" fsck -f -n "$WORK/r$t.img" > "$WORK/r$t.n2" 2>&1 ||
+			{ cat "$WORK/r$t.n2"; fail "replicas $t: fsck -f -n after fsck -y exited $?"; }
 		rm -f "$WORK/r$t.img"
 	done
 else

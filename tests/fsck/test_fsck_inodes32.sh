@@ -48,7 +48,7 @@ lf_inum() {
 	"$BCACHEFS" list -b dirents "$IMG" | sed -n 's/^.* 4096:[0-9]* .*: lost+found -> \([0-9]*\)$/\1/p'
 }
 # want_lf INUM: lost+found is INUM, which has an inode key (that it is a
-# directory is what a clean fsck -n says)
+# directory is what a clean fsck -f -n says)
 want_lf() {
 	_lf=$(lf_inum)
 	[ "$_lf" = "$1" ] || { cat "$WORK/$CASE"-*.out; fail "$CASE: lost+found is inode '$_lf', want $1"; }
@@ -66,7 +66,7 @@ big() {
 		fail "$1: show-super does not say '32 bit inodes: $2'"
 	P new-inode 4294967301 + rm-dirent / lost+found
 	fsck -y 1
-	fsck -n 0
+	fsck -fn 0
 	want_lf "$3"
 }
 big 64 0 4294967302
@@ -75,10 +75,10 @@ big 32 1 4101 --inodes_32bit
 new 32gap --inodes_32bit
 P new-inode 4294967295 + new-inode 4294967301 + dirent / ghost 4101 reg + \
 	xattr 4100 user.a b + rm-dirent / lost+found
-fsck -p 5
-grep -q 'ghost -> 4101' "$WORK/32gap-p.out" || { cat "$WORK/32gap-p.out"; fail "32gap: ghost not reported"; }
+fsck -fp 5
+grep -q 'ghost -> 4101' "$WORK/32gap-fp.out" || { cat "$WORK/32gap-fp.out"; fail "32gap: ghost not reported"; }
 "$BCACHEFS" list -b dirents "$IMG" | grep -q ': ghost -> 4101$' || fail "32gap: -p removed ghost"
 want_lf 4102
 fsck -y 1
-fsck -n 0
+fsck -fn 0
 want_lf 4102

@@ -12,11 +12,11 @@
 # the same damaged images. For each image:
 #   1. the reference: fsck -y on a copy, under strace to count its device
 #      writes W (every write goes through dev_pwrite(): one pwrite64 each);
-#      it must leave fsck -n clean;
+#      it must leave fsck -f -n clean;
 #   2. for N sampled in 0..W-1 (all of them when W <= 16):
 #      BCH_FAULT_WRITES=N fsck -y (the writes after the N-th fail with EIO,
 #      as if the machine had stopped there; libbcachefs/dev/dev.c), then fsck -y
-#      without faults, then fsck -n must exit 0, and `bcachefs list -b B`
+#      without faults, then fsck -f -n must exit 0, and `bcachefs list -b B`
 #      of inodes, dirents, xattrs and extents must equal the reference's
 #      after normalising: inode timestamps and sizes (u64s) of inode keys,
 #      inode numbers not in the damaged image (a lost+found made by the
@@ -122,10 +122,10 @@ check_image() {
 		return
 	fi
 	_w=$(grep -c 'pwrite64(' "$scratch/strace")
-	timeout $tmo "$BCACHEFS" fsck -n "$scratch/ref.img" > "$scratch/ref.n" 2>&1
+	timeout $tmo "$BCACHEFS" fsck -f -n "$scratch/ref.img" > "$scratch/ref.n" 2>&1
 	_rcn=$?
 	if [ $_rc -ge 8 ] || [ $_rcn != 0 ] || [ "$_w" = 0 ]; then
-		echo "SKIP  $_n: the uninterrupted repair does not do it in one run (fsck -y $_rc, fsck -n $_rcn, $_w writes)" >> "$results"
+		echo "SKIP  $_n: the uninterrupted repair does not do it in one run (fsck -y $_rc, fsck -f -n $_rcn, $_w writes)" >> "$results"
 		return
 	fi
 	nimg=$((nimg + 1))
@@ -152,11 +152,11 @@ check_image() {
 		else
 			timeout $tmo "$BCACHEFS" fsck -y "$_f" > "$scratch/f2.out" 2>&1
 			_r2=$?
-			timeout $tmo "$BCACHEFS" fsck -n "$_f" > "$scratch/f3.out" 2>&1
+			timeout $tmo "$BCACHEFS" fsck -f -n "$_f" > "$scratch/f3.out" 2>&1
 			_r3=$?
 			if [ $_r2 = 124 ] || [ $_r3 = 124 ]; then _why="fsck after the fault hangs"
 			elif [ $_r2 -ge 8 ]; then _why="fsck -y after the fault: exit $_r2: $(head -n 1 "$scratch/f2.out")"
-			elif [ $_r3 != 0 ]; then _why="fsck -n after the repair: exit $_r3: $(head -n 1 "$scratch/f3.out")"
+			elif [ $_r3 != 0 ]; then _why="fsck -f -n after the repair: exit $_r3: $(head -n 1 "$scratch/f3.out")"
 			else
 				state "$_f" "$scratch/f"
 				normalise "$scratch/orig.inodes" "$scratch/f" > "$scratch/f.norm"
@@ -170,7 +170,7 @@ check_image() {
 			echo "FAIL  $_n: BCH_FAULT_WRITES=$_p: $_why" >> "$results"
 			{ echo "=== $_n BCH_FAULT_WRITES=$_p: $_why"; echo "--- faulted fsck -y: exit $_r1"; cat "$scratch/f1.out"
 			  [ -f "$scratch/f2.out" ] && { echo "--- fsck -y"; cat "$scratch/f2.out"; }
-			  [ -f "$scratch/f3.out" ] && { echo "--- fsck -n"; cat "$scratch/f3.out"; }
+			  [ -f "$scratch/f3.out" ] && { echo "--- fsck -f -n"; cat "$scratch/f3.out"; }
 			} >> "$WORK/failures/$_n.log"
 			[ -f "$WORK/failures/$_n.img.zst" ] || zstd -q -1 "$_img" -o "$WORK/failures/$_n.img.zst"
 		fi
@@ -209,7 +209,7 @@ while [ $found -lt "$ndamaged" ] && [ $seed -le 300 ]; do
 		cp --sparse=always "$scratch/dmg.img" "$scratch/try.img"
 		timeout $tmo "$BCACHEFS" fsck -y "$scratch/try.img" > /dev/null 2>&1
 		r=$?
-		timeout $tmo "$BCACHEFS" fsck -n "$scratch/try.img" > /dev/null 2>&1
+		timeout $tmo "$BCACHEFS" fsck -f -n "$scratch/try.img" > /dev/null 2>&1
 		if [ $r = 1 ] && [ $? = 0 ]; then
 			found=$((found + 1))
 			echo "damage seed $seed: $(grep '^RANGE' "$scratch/dmg.out")" >> "$results"

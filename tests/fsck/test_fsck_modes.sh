@@ -19,9 +19,9 @@ for o in "-n -y" "-y -n" "-n -p" "-p -n" "-p -y" "-y -p" "-a -y" "-n -a" "-ny" "
 done
 
 # one mode, given twice or as -p -a: accepted
-rc=0; "$BCACHEFS" fsck -n -n img > out 2>&1 || rc=$?
-[ $rc = 4 ] || { cat out; fail "fsck -n -n: exit $rc, want 4"; }
-cmp -s img orig || fail "fsck -n -n changed the image"
-rc=0; "$BCACHEFS" fsck -p -a img > out 2>&1 || rc=$?
-[ $rc = 1 ] || { cat out; fail "fsck -p -a: exit $rc, want 1 (fixed)"; }
+rc=0; "$BCACHEFS" fsck -f -n -n img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { cat out; fail "fsck -f -n -n: exit $rc, want 4"; }
+cmp -s img orig || fail "fsck -f -n -n changed the image"
+rc=0; "$BCACHEFS" fsck -f -p -a img > out 2>&1 || rc=$?
+[ $rc = 1 ] || { cat out; fail "fsck -f -p -a: exit $rc, want 1 (fixed)"; }
 echo "ok   -n -n and -p -a accepted"

@@ -1,7 +1,7 @@
 # Repairs of the filesystem passes (spec 40 §40.8) on the corruption corpus
 # (tests/fsck/0NN-*/image.zst, planted through the update engine): for
-# every case fsck -n exits 4 and leaves the image byte-identical, fsck -y
-# exits 1, and a second fsck -n exits 0. Nothing undamaged is lost: every
+# every case fsck -f -n exits 4 and leaves the image byte-identical, fsck -y
+# exits 1, and a second fsck -f -n exits 0. Nothing undamaged is lost: every
 # inode is still there, inode keys change only for inodes the repair names
 # (or lost+found), and what extract got out of the damaged image is still
 # there, the same (except the paths the case lists). Then per case, what
@@ -18,12 +18,12 @@ repair() {
 	zstd -qd --sparse "$TESTDIR/$c/image.zst" -o "$r/img"
 	cp --sparse=always "$r/img" "$r/orig"
 	set +e
-	"$BCACHEFS" fsck -n "$r/img" > "$r/n1.out" 2>&1
+	"$BCACHEFS" fsck -f -n "$r/img" > "$r/n1.out" 2>&1
 	rc=$?
 	set -e
-	crashed $rc && { cat "$r/n1.out"; fail "$c: fsck -n crashed ($rc)"; }
-	[ $rc = 4 ] || { cat "$r/n1.out"; fail "$c: fsck -n exit $rc, want 4"; }
-	cmp -s "$r/img" "$r/orig" || fail "$c: fsck -n changed the image"
+	crashed $rc && { cat "$r/n1.out"; fail "$c: fsck -f -n crashed ($rc)"; }
+	[ $rc = 4 ] || { cat "$r/n1.out"; fail "$c: fsck -f -n exit $rc, want 4"; }
+	cmp -s "$r/img" "$r/orig" || fail "$c: fsck -f -n changed the image"
 	repair_snapshot "$r" "$r/img"
 	set +e
 	"$BCACHEFS" fsck -y "$r/img" > "$r/y.out" 2>&1
@@ -32,10 +32,10 @@ repair() {
 	crashed $rc && { cat "$r/y.out"; fail "$c: fsck -y crashed ($rc)"; }
 	[ $rc = 1 ] || { cat "$r/y.out"; fail "$c: fsck -y exit $rc, want 1"; }
 	set +e
-	"$BCACHEFS" fsck -n "$r/img" > "$r/n2.out" 2>&1
+	"$BCACHEFS" fsck -f -n "$r/img" > "$r/n2.out" 2>&1
 	rc=$?
 	set -e
-	[ $rc = 0 ] || { cat "$r/y.out" "$r/n2.out"; fail "$c: fsck -n after fsck -y: exit $rc, want 0"; }
+	[ $rc = 0 ] || { cat "$r/y.out" "$r/n2.out"; fail "$c: fsck -f -n after fsck -y: exit $rc, want 0"; }
 	"$BCACHEFS" extract $xopt "$r/img" / "$r/after" > "$r/extract.out" 2>&1 || [ -n "$xopt" ] ||
 		{ cat "$r/y.out" "$r/extract.out"; fail "$c: extract after the repair failed"; }
 

@@ -1,9 +1,9 @@
 # Repairs of the allocation pass (fsck_gc.c) and of the key and node
 # passes (fsck.c) through the update engine: each case is damage planted
 # in a copy of a small image made by `format --source`; then
-#   fsck -n: reports it, exit 4, image untouched;
+#   fsck -f -n: reports it, exit 4, image untouched;
 #   fsck -y: repairs it (exit 1) saying what it does;
-#   fsck -n: clean (exit 0);
+#   fsck -f -n: clean (exit 0);
 # and the files the damage did not touch read back unchanged (extract).
 #
 #   stale dirty pointer, bucket reused     the pointer is dropped (extent deleted)
@@ -31,7 +31,7 @@ ln -s f1 "$src/lnk"
 base=$WORK/base.img
 truncate -s 32M "$base"
 "$BCACHEFS" format -q -f --source="$src" "$base" > /dev/null
-"$BCACHEFS" fsck -n "$base" > "$WORK/base.out" 2>&1 || { cat "$WORK/base.out"; fail "base image not clean"; }
+"$BCACHEFS" fsck -f -n "$base" > "$WORK/base.out" 2>&1 || { cat "$WORK/base.out"; fail "base image not clean"; }
 
 # ---- helpers ----
 IMG=$WORK/img
@@ -77,11 +77,11 @@ empty_bucket_of() {	# empty_bucket_of NAME
 repair() {	# repair PATTERN
 	before=$(cat $IMGS | cksum)
 	set +e
-	"$BCACHEFS" fsck -n $IMGS > "$WORK/$CASE.n1" 2>&1; rc=$?
+	"$BCACHEFS" fsck -f -n $IMGS > "$WORK/$CASE.n1" 2>&1; rc=$?
 	set -e
-	crashed $rc && fail "$CASE: fsck -n crashed ($rc)"
-	[ $rc = 4 ] || { cat "$WORK/$CASE.n1"; fail "$CASE: fsck -n exit $rc, want 4"; }
-	[ "$before" = "$(cat $IMGS | cksum)" ] || fail "$CASE: fsck -n changed the image"
+	crashed $rc && fail "$CASE: fsck -f -n crashed ($rc)"
+	[ $rc = 4 ] || { cat "$WORK/$CASE.n1"; fail "$CASE: fsck -f -n exit $rc, want 4"; }
+	[ "$before" = "$(cat $IMGS | cksum)" ] || fail "$CASE: fsck -f -n changed the image"
 	set +e
 	"$BCACHEFS" fsck -y $IMGS > "$WORK/$CASE.y" 2>&1; rc=$?
 	set -e
@@ -90,9 +90,9 @@ repair() {	# repair PATTERN
 	[ $rc = 1 ] || fail "$CASE: fsck -y exit $rc, want 1"
 	grep -q -- "$1" "$WORK/$CASE.y" || fail "$CASE: fsck -y did not say '$1'"
 	set +e
-	"$BCACHEFS" fsck -n $IMGS > "$WORK/$CASE.n2" 2>&1; rc=$?
+	"$BCACHEFS" fsck -f -n $IMGS > "$WORK/$CASE.n2" 2>&1; rc=$?
 	set -e
-	[ $rc = 0 ] || { cat "$WORK/$CASE.n2"; fail "$CASE: fsck -n after the repair: exit $rc, want 0"; }
+	[ $rc = 0 ] || { cat "$WORK/$CASE.n2"; fail "$CASE: fsck -f -n after the repair: exit $rc, want 0"; }
 }
 
 # the files of the source, except those named, read back unchanged

@@ -7,7 +7,7 @@
 #   /:    mover (a second link to /d/keep) sits at d's hash (not its own),
 #         d one slot further
 #   top's dirent removed, lost+found already holds a "4101" (-> d/bad)
-# And the keys of a missing root directory are not hash-checked by fsck -n
+# And the keys of a missing root directory are not hash-checked by fsck -f -n
 # (its hash seed is unknown): with the root inode removed from a tree whose
 # root has xattrs, -n reports the missing root only; -y recreates it and
 # moves its dirents and xattrs to the new seed's slots.
@@ -19,10 +19,10 @@ zstd -qd --sparse "$TESTDIR/repair/whiteout.img.zst" -o "$img"
 cp --sparse=always "$img" "$WORK/orig"
 
 set +e
-"$BCACHEFS" fsck -n "$img" > "$WORK/n1" 2>&1; rc=$?
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/n1" 2>&1; rc=$?
 set -e
-[ $rc = 4 ] || { cat "$WORK/n1"; fail "fsck -n: exit $rc, want 4"; }
-cmp -s "$img" "$WORK/orig" || fail "fsck -n changed the image"
+[ $rc = 4 ] || { cat "$WORK/n1"; fail "fsck -f -n: exit $rc, want 4"; }
+cmp -s "$img" "$WORK/orig" || fail "fsck -f -n changed the image"
 
 set +e
 "$BCACHEFS" fsck -y "$img" > "$WORK/y" 2>&1; rc=$?
@@ -30,7 +30,7 @@ set -e
 crashed $rc && { cat "$WORK/y"; fail "fsck -y crashed ($rc)"; }
 [ $rc = 1 ] || { cat "$WORK/y"; fail "fsck -y: exit $rc, want 1"; }
 grep -q "6 problems found, 6 fixed, 0 left" "$WORK/y" || { cat "$WORK/y"; fail "fsck -y: not 6 fixed"; }
-"$BCACHEFS" fsck -n "$img" > "$WORK/n2" 2>&1 || { cat "$WORK/y" "$WORK/n2"; fail "fsck -n after fsck -y: exit $?"; }
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/n2" 2>&1 || { cat "$WORK/y" "$WORK/n2"; fail "fsck -f -n after fsck -y: exit $?"; }
 
 "$BCACHEFS" list -b dirents "$img" > "$WORK/dirents"
 # the two removed slots are whiteouts (a plain deletion would cut the run)
@@ -63,14 +63,14 @@ truncate -s 16M "$img"
 [ "$("$BCACHEFS" list -b xattrs "$img" | grep -c '^u64s .* 4096:')" = 4 ] || fail "root: no xattrs on the root"
 "$TOOL" "$img" rm-inode 4096 > "$WORK/plant.out" 2>&1 || { cat "$WORK/plant.out"; fail "plant rm-inode"; }
 set +e
-"$BCACHEFS" fsck -n "$img" > "$WORK/rn" 2>&1; rc=$?
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/rn" 2>&1; rc=$?
 set -e
-[ $rc = 4 ] || { cat "$WORK/rn"; fail "root: fsck -n: exit $rc, want 4"; }
-grep -q "1 problem found" "$WORK/rn" || { cat "$WORK/rn"; fail "root: fsck -n reported more than the missing root"; }
+[ $rc = 4 ] || { cat "$WORK/rn"; fail "root: fsck -f -n: exit $rc, want 4"; }
+grep -q "1 problem found" "$WORK/rn" || { cat "$WORK/rn"; fail "root: fsck -f -n reported more than the missing root"; }
 set +e
 "$BCACHEFS" fsck -y "$img" > "$WORK/ry" 2>&1; rc=$?
 set -e
 [ $rc = 1 ] || { cat "$WORK/ry"; fail "root: fsck -y: exit $rc, want 1"; }
-"$BCACHEFS" fsck -n "$img" > "$WORK/rn2" 2>&1 || { cat "$WORK/ry" "$WORK/rn2"; fail "root: fsck -n after -y: exit $?"; }
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/rn2" 2>&1 || { cat "$WORK/ry" "$WORK/rn2"; fail "root: fsck -f -n after -y: exit $?"; }
 [ "$("$BCACHEFS" list -b xattrs "$img" | grep -c '^u64s .* 4096:')" = 4 ] || fail "root: xattrs lost"
 echo "ok: a missing root's keys left to the repair"

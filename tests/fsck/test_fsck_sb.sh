@@ -69,24 +69,24 @@ fresh() {
 	"$BCACHEFS" format -q --force "$A" "$B" > /dev/null || { echo "FAIL: format"; exit 1; }
 }
 
-# check NAME WANT-REGEX: fsck -n reports it (exit 4, nothing written), -y
-# fixes it (exit 1), then fsck -n is clean and every device's copies agree
+# check NAME WANT-REGEX: fsck -f -n reports it (exit 4, nothing written), -y
+# fixes it (exit 1), then fsck -f -n is clean and every device's copies agree
 check() {
 	name=$1 want=$2
 	cat "$A" "$B" | cksum > "$WORK/before"
-	"$BCACHEFS" fsck -n "$A" "$B" > "$WORK/n.out" 2>&1
+	"$BCACHEFS" fsck -f -n "$A" "$B" > "$WORK/n.out" 2>&1
 	rc=$?
-	crashed $rc && { echo "FAIL $name: fsck -n crashed"; fail=1; }
-	[ $rc = 4 ] || { echo "FAIL $name: fsck -n exit $rc, want 4"; cat "$WORK/n.out"; fail=1; }
+	crashed $rc && { echo "FAIL $name: fsck -f -n crashed"; fail=1; }
+	[ $rc = 4 ] || { echo "FAIL $name: fsck -f -n exit $rc, want 4"; cat "$WORK/n.out"; fail=1; }
 	grep -q -- "$want" "$WORK/n.out" ||
-		{ echo "FAIL $name: fsck -n does not say: $want"; cat "$WORK/n.out"; fail=1; }
-	cat "$A" "$B" | cksum | cmp -s - "$WORK/before" || { echo "FAIL $name: fsck -n wrote"; fail=1; }
+		{ echo "FAIL $name: fsck -f -n does not say: $want"; cat "$WORK/n.out"; fail=1; }
+	cat "$A" "$B" | cksum | cmp -s - "$WORK/before" || { echo "FAIL $name: fsck -f -n wrote"; fail=1; }
 	"$BCACHEFS" fsck -y "$A" "$B" > "$WORK/y.out" 2>&1
 	rc=$?
 	[ $rc = 1 ] || { echo "FAIL $name: fsck -y exit $rc, want 1"; cat "$WORK/y.out"; fail=1; }
-	"$BCACHEFS" fsck -n "$A" "$B" > "$WORK/n2.out" 2>&1
+	"$BCACHEFS" fsck -f -n "$A" "$B" > "$WORK/n2.out" 2>&1
 	rc=$?
-	[ $rc = 0 ] || { echo "FAIL $name: fsck -n after -y exit $rc"; cat "$WORK/n2.out"; fail=1; }
+	[ $rc = 0 ] || { echo "FAIL $name: fsck -f -n after -y exit $rc"; cat "$WORK/n2.out"; fail=1; }
 	for i in "$A" "$B"; do
 		sbsame "$i" || { echo "FAIL $name: the copies of $i still differ"; fail=1; }
 	done
@@ -94,7 +94,7 @@ check() {
 }
 
 fresh
-"$BCACHEFS" fsck -n "$A" "$B" > "$WORK/clean.out" 2>&1 ||
+"$BCACHEFS" fsck -f -n "$A" "$B" > "$WORK/clean.out" 2>&1 ||
 	{ echo "FAIL: fresh filesystem not clean"; cat "$WORK/clean.out"; fail=1; }
 sbsame "$A" && sbsame "$B" || { echo "FAIL: fresh copies differ"; fail=1; }
 bs=$(backup_sector "$B")

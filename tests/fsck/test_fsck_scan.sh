@@ -11,7 +11,7 @@
 # root" or "BTREE LEVEL" (the middle node of that level): that node's
 # magic is zeroed, so it cannot be read and the scan does not find it.
 # Then:
-#   - fsck -n reports it, exits 4 and changes nothing (first case only:
+#   - fsck -f -n reports it, exits 4 and changes nothing (first case only:
 #     it is the same path for all);
 #   - fsck -y prints expect.1 (exit 1), a second fsck -y prints expect.2
 #     (clean, exit 0);
@@ -31,7 +31,7 @@ test_tool damage
 DAMAGE=${DAMAGE:-$TOOL}
 
 zstd -qd --sparse "$TESTDIR/scan-orig.img.zst" -o "$WORK/orig.img"
-"$BCACHEFS" fsck -n "$WORK/orig.img" > "$WORK/orig.fsck" 2>&1 ||
+"$BCACHEFS" fsck -f -n "$WORK/orig.img" > "$WORK/orig.fsck" 2>&1 ||
 	{ cat "$WORK/orig.fsck"; fail "the original image is not clean"; }
 for b in inodes dirents xattrs extents; do
 	"$BCACHEFS" list -b $b "$WORK/orig.img" > "$WORK/orig.$b"
@@ -67,10 +67,10 @@ for d in "$TESTDIR"/scan/[0-9]*/; do
 	if [ $i = 1 ]; then
 		cp --sparse=always "$img" "$w/damaged"
 		set +e
-		"$BCACHEFS" fsck -n "$img" > "$w/n.out" 2>&1; rc=$?
+		"$BCACHEFS" fsck -f -n "$img" > "$w/n.out" 2>&1; rc=$?
 		set -e
-		[ $rc = 4 ] || why="$why fsck -n exit $rc, want 4;"
-		cmp -s "$img" "$w/damaged" || why="$why fsck -n changed the image;"
+		[ $rc = 4 ] || why="$why fsck -f -n exit $rc, want 4;"
+		cmp -s "$img" "$w/damaged" || why="$why fsck -f -n changed the image;"
 	fi
 	for r in 1 2; do
 		set +e

@@ -1,8 +1,8 @@
 # Filesystem-level checks (spec 40 §40.8) on the z2_semantic golden cases:
 # each corruption planted through the original code (checksums valid) is
-# reported by fsck -n under its problem name, fsck exits 4 (errors left),
+# reported by fsck -f -n under its problem name, fsck exits 4 (errors left),
 # and the image is byte-identical afterwards. Then the repair: fsck -y
-# exits 1, a second fsck -n exits 0, and nothing undamaged is lost (every
+# exits 1, a second fsck -f -n exits 0, and nothing undamaged is lost (every
 # inode is still there; inode keys change only for inodes the repair
 # names, or lost+found; what extract got out of the damaged image is still
 # there, the same). The clean golden images give no filesystem or
@@ -17,11 +17,11 @@ check() {
 	img=$(golden_images "z2_semantic/$c")
 	before=$(cksum < "$img")
 	set +e
-	"$BCACHEFS" fsck -n --json "$img" > "$WORK/$c.json" 2> "$WORK/$c.err"
+	"$BCACHEFS" fsck -f -n --json "$img" > "$WORK/$c.json" 2> "$WORK/$c.err"
 	rc=$?
 	set -e
 	crashed $rc && { cat "$WORK/$c.err"; fail "$c: crashed ($rc)"; }
-	[ "$before" = "$(cksum < "$img")" ] || fail "$c: fsck -n changed the image"
+	[ "$before" = "$(cksum < "$img")" ] || fail "$c: fsck -f -n changed the image"
 	[ $rc = 4 ] || { cat "$WORK/$c.err"; fail "$c: exit $rc, want 4"; }
 	got=$(sed -n 's/^ *"name": "\(.*\)",$/\1/p' "$WORK/$c.json" | sort | tr '\n' ' ')
 	want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
@@ -31,7 +31,7 @@ check() {
 	rm -f "$img"
 }
 
-# repair CASE IMG: on a copy of IMG, fsck -y, fsck -n, nothing lost. The
+# repair CASE IMG: on a copy of IMG, fsck -y, fsck -f -n, nothing lost. The
 # paths in $changed (relative, space-separated) may differ after the repair.
 repair() {
 	c=$1 r=$WORK/$c.repair
@@ -45,10 +45,10 @@ repair() {
 	crashed $rc && { cat "$r/y.out"; fail "$c: fsck -y crashed ($rc)"; }
 	[ $rc = 1 ] || { cat "$r/y.out"; fail "$c: fsck -y exit $rc, want 1"; }
 	set +e
-	"$BCACHEFS" fsck -n "$r/img" > "$r/n.out" 2>&1
+	"$BCACHEFS" fsck -f -n "$r/img" > "$r/n.out" 2>&1
 	rc=$?
 	set -e
-	[ $rc = 0 ] || { cat "$r/y.out" "$r/n.out"; fail "$c: fsck -n after fsck -y: exit $rc, want 0"; }
+	[ $rc = 0 ] || { cat "$r/y.out" "$r/n.out"; fail "$c: fsck -f -n after fsck -y: exit $rc, want 0"; }
 	"$BCACHEFS" extract "$r/img" / "$r/after" > "$r/extract.out" 2>&1 ||
 		{ cat "$r/extract.out"; fail "$c: extract after the repair failed"; }
 
@@ -87,17 +87,17 @@ grep -q "i_sectors wrong: got 7, should be 40" "$WORK/c13_isectors_wrong.err" ||
 grep -q "hashed to 4114661240412547802" "$WORK/c16_dirent_wrong_hash_after.err" || fail "c16: message"
 
 # after the original fsck -y, c19 still has a dirent at a wrong offset
-# (the original's final fsck -n saw it too); the others are clean
+# (the original's final fsck -f -n saw it too); the others are clean
 img=$(golden_images z2_semantic/c19_root_not_dir dev0.repaired2)
 set +e
-"$BCACHEFS" fsck -n "$img" > "$WORK/out" 2>&1
+"$BCACHEFS" fsck -f -n "$img" > "$WORK/out" 2>&1
 rc=$?
 set -e
 [ $rc = 4 ] && grep -q "hl2 -> 4105" "$WORK/out" || { cat "$WORK/out"; fail "c19 repaired2: exit $rc"; }
 rm -f "$img"
 for c in c01_dirent_missing_inode c10_unreachable_dir c22_lostfound_dirent_missing c25_dirent_dot; do
 	img=$(golden_images "z2_semantic/$c" dev0.repaired)
-	"$BCACHEFS" fsck -n "$img" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "$c repaired: exit $?"; }
+	"$BCACHEFS" fsck -f -n "$img" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "$c repaired: exit $?"; }
 	rm -f "$img"
 done
 
@@ -107,7 +107,7 @@ clean="a_default_1G e1_2dev g2_dirty_journal g3_merges_and_stale"
 for c in $clean; do
 	imgs=$(golden_images "$c")
 	set +e
-	"$BCACHEFS" fsck -n --json $imgs > "$WORK/$c.json" 2> "$WORK/$c.err"
+	"$BCACHEFS" fsck -f -n --json $imgs > "$WORK/$c.json" 2> "$WORK/$c.err"
 	rc=$?
 	set -e
 	crashed $rc && fail "$c: crashed ($rc)"

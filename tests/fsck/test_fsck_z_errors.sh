@@ -1,6 +1,6 @@
-# The golden corrupted images: fsck -n reports each problem with the
+# The golden corrupted images: fsck -f -n reports each problem with the
 # fsck(8) exit code, names where it is, and leaves the image untouched;
-# fsck -y on a copy repairs it (exit 1) and fsck -n is then clean.
+# fsck -y on a copy repairs it (exit 1) and fsck -f -n is then clean.
 set -e
 . "$(dirname "$0")/../lib.sh"
 check() {	# check IMAGE WANT_RC PATTERN
@@ -8,7 +8,7 @@ check() {	# check IMAGE WANT_RC PATTERN
 	# any write changes the times (hashing each 1 GiB image took a minute)
 	before=$(stat -c '%y %z %s' "$img")
 	set +e
-	"$BCACHEFS" fsck -n "$img" > "$WORK/out" 2>&1
+	"$BCACHEFS" fsck -f -n "$img" > "$WORK/out" 2>&1
 	rc=$?
 	set -e
 	cat "$WORK/out"
@@ -19,7 +19,7 @@ check() {	# check IMAGE WANT_RC PATTERN
 	rm -f "$img"
 }
 # repair NAME IMAGE WANT_N_RC: fsck -y on a copy fixes what it reports (exit
-# 1), then fsck -n exits WANT_N_RC (0: clean)
+# 1), then fsck -f -n exits WANT_N_RC (0: clean)
 repair() {
 	cp --sparse=always "$2" "$WORK/copy.img"
 	set +e
@@ -31,11 +31,11 @@ repair() {
 	[ $rc = 1 ] || fail "$1: fsck -y exit $rc, want 1"
 	grep -q "fixing" "$WORK/y.out" || fail "$1: fsck -y fixed nothing"
 	set +e
-	"$BCACHEFS" fsck -n "$WORK/copy.img" > "$WORK/n2.out" 2>&1
+	"$BCACHEFS" fsck -f -n "$WORK/copy.img" > "$WORK/n2.out" 2>&1
 	rc=$?
 	set -e
 	cat "$WORK/n2.out"
-	[ $rc = "$3" ] || fail "$1: fsck -n after fsck -y: exit $rc, want $3"
+	[ $rc = "$3" ] || fail "$1: fsck -f -n after fsck -y: exit $rc, want $3"
 	rm -f "$WORK/copy.img"
 }
 check corrupt-both-sb 8 "no valid superblock"
@@ -48,6 +48,6 @@ check corrupt-inode-btree-node 4 "sector 41984.*invalid checksum" 0
 # the compressed-data images of g4 are clean
 for n in lz4 zstd; do
 	img=$(golden_images g4_compressed_encrypted_data "$n")
-	"$BCACHEFS" fsck -n "$img" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "g4 $n: fsck -n exited $?"; }
+	"$BCACHEFS" fsck -f -n "$img" > "$WORK/out" 2>&1 || { cat "$WORK/out"; fail "g4 $n: fsck -f -n exited $?"; }
 	rm -f "$img"
 done

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fuzz target: a whole filesystem, opened read-only and checked as
- * `fsck -n` checks it. Input: the image encoding of fuzz.h (devices,
+ * `fsck -f -n` checks it. Input: the image encoding of fuzz.h (devices,
  * their sizes, runs of bytes; everything else zero). The devices are
  * in-memory files (memfd), opened by the library through /proc/self/fd
  * as it opens any image file.

@@ -2,7 +2,7 @@
 # (BCH_FAULT_WRITES=N) for every N until initialisation succeeds. After
 # each failure the filesystem must be either still uninitialised (a valid
 # superblock, Clean 0, no journal section) - and then initialise cleanly on
-# a second try - or completely initialised (fsck -n clean).
+# a second try - or completely initialised (fsck -f -n clean).
 set -e
 . "$(dirname "$0")/../lib.sh"
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,7 +21,7 @@ check_case() {
 	src=""
 	for f in "$GOLDEN/$c"/dev*.fmt.img.zst; do
 		o=$WORK/$c/$(basename "${f%.zst}")
-		zstd -qd --sparse "$f" -o "$o"
+		unzst "$f" "$o"
 		src="$src $o"
 	done
 	n=0
@@ -32,8 +32,8 @@ check_case() {
 			imgs="$imgs ${s%.fmt.img}.img"
 		done
 		if BCH_FAULT_WRITES=$n "$drv" $imgs > "$WORK/$c/out" 2>&1; then
-			"$BCACHEFS" fsck -n $imgs > "$WORK/$c/fsck" 2>&1 ||
-				{ cat "$WORK/$c/fsck"; fail "$c: fsck -n after a successful init"; }
+			"$BCACHEFS" fsck -f -n $imgs > "$WORK/$c/fsck" 2>&1 ||
+				{ cat "$WORK/$c/fsck"; fail "$c: fsck -f -n after a successful init"; }
 			echo "ok $c: initialisation needs $n writes"
 			return 0
 		fi
@@ -41,7 +41,7 @@ check_case() {
 			{ cat "$WORK/$c/out"; fail "$c: write $n: unexpected failure"; }
 		first=${imgs# }; first=${first%% *}
 		if "$BCACHEFS" show-super "$first" 2>&1 | grep -q "^Clean:.*1"; then
-			"$BCACHEFS" fsck -n $imgs > "$WORK/$c/fsck" 2>&1 ||
+			"$BCACHEFS" fsck -f -n $imgs > "$WORK/$c/fsck" 2>&1 ||
 				{ cat "$WORK/$c/fsck"; fail "$c: write $n: half-initialised filesystem"; }
 			grep -q clean "$WORK/$c/fsck" || fail "$c: write $n: not clean"
 		else
@@ -53,8 +53,8 @@ check_case() {
 			done
 			"$drv" $imgs > "$WORK/$c/out2" 2>&1 ||
 				{ cat "$WORK/$c/out2"; fail "$c: write $n: second initialisation failed"; }
-			"$BCACHEFS" fsck -n $imgs > "$WORK/$c/fsck" 2>&1 ||
-				{ cat "$WORK/$c/fsck"; fail "$c: write $n: fsck -n after re-init"; }
+			"$BCACHEFS" fsck -f -n $imgs > "$WORK/$c/fsck" 2>&1 ||
+				{ cat "$WORK/$c/fsck"; fail "$c: write $n: fsck -f -n after re-init"; }
 		fi
 		n=$((n + 1))
 		[ $n -lt 100 ] || fail "$c: initialisation never succeeds"

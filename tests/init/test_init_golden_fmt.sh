@@ -4,7 +4,7 @@
 # opens produced, as far as it does not depend on chance or the clock:
 #   show-super equal to the golden final one (journal buckets, replicas,
 #   sections, sizes, flags) except Last mount; the same inodes (times
-#   aside) and the lost+found dirent; list_journal sane; fsck -n clean;
+#   aside) and the lost+found dirent; list_journal sane; fsck -f -n clean;
 #   a second initialisation refused.
 set -e
 . "$(dirname "$0")/../lib.sh"
@@ -36,7 +36,7 @@ for c in $cases; do
 	for f in $fmts; do
 		o=$WORK/$c/$(basename "${f%.fmt.img.zst}").img
 		mkdir -p "$WORK/$c"
-		zstd -qd --sparse "$f" -o "$o"
+		unzst "$f" "$o"
 		imgs="$imgs $o"
 	done
 	pass=$(golden_pass_opts "$c")
@@ -73,9 +73,9 @@ for c in $cases; do
 	grep -q "journal read done, 0 keys in 1 entries, seq 2" "$WORK/$c/journal" ||
 		fail "$c: journal read summary"
 
-	"$BCACHEFS" fsck -n $pass $imgs > "$WORK/$c/fsck" 2>&1 ||
-		{ cat "$WORK/$c/fsck"; fail "$c: fsck -n exited non-zero"; }
-	grep -q clean "$WORK/$c/fsck" || { cat "$WORK/$c/fsck"; fail "$c: fsck -n not clean"; }
+	"$BCACHEFS" fsck -f -n $pass $imgs > "$WORK/$c/fsck" 2>&1 ||
+		{ cat "$WORK/$c/fsck"; fail "$c: fsck -f -n exited non-zero"; }
+	grep -q clean "$WORK/$c/fsck" || { cat "$WORK/$c/fsck"; fail "$c: fsck -f -n not clean"; }
 
 	if "$drv" $pass $imgs > "$WORK/$c/init2.out" 2>&1; then
 		fail "$c: a second initialisation was accepted"

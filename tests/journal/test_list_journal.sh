@@ -6,9 +6,10 @@
 # does not use (a bad seq before valid entries of its bucket, a bad last_seq
 # before the replay window) are not reported as problems.
 set -e
+. "$TESTDIR/../lib.sh"
 
 fail() { echo "FAIL: $*"; exit 1; }
-img() { zstd -qd --sparse -f "$GOLDEN/$1" -o "$WORK/$2"; }
+img() { unzst "$GOLDEN/$1" "$WORK/$2"; }
 # Every run must end with a status below 128 and no sanitizer report.
 run() {
 	set +e
@@ -158,14 +159,14 @@ printf '\100' | dd of="$WORK/t.img" bs=1 seek=$((j5 * 512 + 27)) conv=notrunc 2>
 run -a "$WORK/t.img"
 expect_out 'seq 1073741829 .*BAD' "damaged seq 5 listed by -a"
 set +e
-"$BCACHEFS" fsck -n "$WORK/t.img" > "$WORK/fsck.out" 2>&1
+"$BCACHEFS" fsck -f -n "$WORK/t.img" > "$WORK/fsck.out" 2>&1
 rc=$?
 set -e
-[ $rc = 0 ] || fail "bad entry inside its bucket: fsck -n exit $rc, want 0: $(cat "$WORK/fsck.out")"
+[ $rc = 0 ] || fail "bad entry inside its bucket: fsck -f -n exit $rc, want 0: $(cat "$WORK/fsck.out")"
 
 # A bogus last_seq (> seq, checksum fixed) in a superseded entry (seq 1,
 # before the replay window) is not reported: no repair can make it go away
-# (fsck -y said "fixing" and the next fsck -n found it again). In the
+# (fsck -y said "fixing" and the next fsck -f -n found it again). In the
 # entry the replay uses (the newest, seq 9) it is reported.
 . "$TESTDIR/../lib.sh"
 test_tool plant
@@ -182,10 +183,10 @@ run "$WORK/j.img"
 [ $rc = 0 ] || fail "superseded entry with a bad last_seq: status $rc"
 grep -q 'last_seq' "$WORK/err" && fail "superseded entry reported: $(cat "$WORK/err")"
 set +e
-"$BCACHEFS" fsck -n "$WORK/j.img" > "$WORK/fsck.out" 2>&1
+"$BCACHEFS" fsck -f -n "$WORK/j.img" > "$WORK/fsck.out" 2>&1
 rc=$?
 set -e
-[ $rc = 0 ] || fail "fsck -n: exit $rc, want 0 (clean): $(cat "$WORK/fsck.out")"
+[ $rc = 0 ] || fail "fsck -f -n: exit $rc, want 0 (clean): $(cat "$WORK/fsck.out")"
 printf '\000\000\000\005' | dd of="$WORK/j.img" bs=1 seek=$((j9 * 512 + 52)) conv=notrunc 2> /dev/null
 "$TOOL" "$WORK/j.img" resum-jset $((j9 * 512)) || fail "resum-jset"
 run "$WORK/j.img"

@@ -25,7 +25,7 @@ done
 # both spellings are options (a missing file: each says it cannot read
 # it, none is a usage error; no key derivation is needed for that)
 for o in --passphrase-file --passphrase_file; do
-	for c in "list -b inodes" "list_journal" "fsck -n" "extract" "unlock" "mount" "format --encrypted"; do
+	for c in "list -b inodes" "list_journal" "fsck -f -n" "extract" "unlock" "mount" "format --encrypted"; do
 		set -- enc.img
 		case $c in extract) set -- enc.img / x;; mount) set -- enc.img "$WORK";; esac
 		rc=0; "$B" $c $o "$WORK/nopw" "$@" > out 2>&1 < /dev/null || rc=$?

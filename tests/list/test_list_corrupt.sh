@@ -4,10 +4,11 @@
 # each time (never crash, hang or trip a sanitizer), and reading the
 # original image again must give the original listing.
 set -e
+. "$TESTDIR/../lib.sh"
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:?}"
 command -v zstd >/dev/null || { echo "zstd not installed"; exit 77; }
 img=$WORK/x.img
-zstd -qd --sparse "$GOLDEN/a_default_20M/dev0.img.zst" -o "$img"
+unzst "$GOLDEN/a_default_20M/dev0.img.zst" "$img"
 
 "$BCACHEFS" list -b inodes "$img" > "$WORK/inodes.orig"
 "$BCACHEFS" list -b dirents "$img" > "$WORK/dirents.orig"

@@ -3,11 +3,12 @@
 # its keys are still listed, as in 2018 (z_errors 56); missing members,
 # a zeroed device and bad options fail cleanly.
 set -e
+. "$TESTDIR/../lib.sh"
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:?}"
 command -v zstd >/dev/null || { echo "zstd not installed"; exit 77; }
 cd "$WORK"
 
-zstd -qd --sparse "$GOLDEN/z_errors/corrupt-inode-btree-node.img.zst" -o c.img
+unzst "$GOLDEN/z_errors/corrupt-inode-btree-node.img.zst" c.img
 rc=0
 "$BCACHEFS" list -b inodes c.img > out 2> err || rc=$?
 cat err
@@ -21,7 +22,7 @@ cmp want got
 "$BCACHEFS" list -b dirents c.img > /dev/null
 
 # one member of two missing: no listing, exit 1, no crash
-zstd -qd --sparse "$GOLDEN/e1_2dev/dev0.img.zst" -o d0.img
+unzst "$GOLDEN/e1_2dev/dev0.img.zst" d0.img
 rc=0
 "$BCACHEFS" list -b inodes d0.img > out 2> err || rc=$?
 [ $rc = 1 ]
@@ -35,7 +36,7 @@ rc=0
 [ ! -s out ]
 
 # bad options are usage errors
-zstd -qd --sparse "$GOLDEN/a_default_20M/dev0.img.zst" -o a.img
+unzst "$GOLDEN/a_default_20M/dev0.img.zst" a.img
 for args in "-b nosuch" "-m nosuch" "-s 1:2:3" "-s x" "-i y"; do
 	rc=0
 	# shellcheck disable=SC2086
@@ -58,8 +59,8 @@ grep -q '"btree"' out
 
 # metadata replicas 2: a bad copy on dev 0 is skipped for the good one on
 # dev 1 (exit 0, a note); with both copies bad the first is used (exit 1)
-zstd -qd --sparse "$GOLDEN/b21_meta_replicas2/dev0.img.zst" -o m0.img
-zstd -qd --sparse "$GOLDEN/b21_meta_replicas2/dev1.img.zst" -o m1.img
+unzst "$GOLDEN/b21_meta_replicas2/dev0.img.zst" m0.img
+unzst "$GOLDEN/b21_meta_replicas2/dev1.img.zst" m1.img
 "$BCACHEFS" list -b inodes m0.img m1.img > want
 ptrs=$("$BCACHEFS" list -b inodes -m formats m0.img m1.img | sed -n 's/^ *ptrs: //p')
 s0=$(echo "$ptrs" | sed -n 's/.*ptr: 0:\([0-9]*\) .*/\1/p')
@@ -76,7 +77,7 @@ rc=0
 grep -q 'invalid checksum' err
 
 # The inodes root pointer (kept in the journal) has a damaged position that
-# ends before POS_MAX (an image from the read-path fuzzer): list and fsck -n
+# ends before POS_MAX (an image from the read-path fuzzer): list and fsck -f -n
 # report the node and finish, instead of loading the same leaf forever.
 zstd -qd --sparse "$TESTDIR/root-ptr-pos.img.zst" -o rp.img
 rc=0
@@ -84,8 +85,8 @@ timeout 60 "$BCACHEFS" list -b inodes rp.img > /dev/null 2> err || rc=$?
 [ $rc = 1 ] || { echo "list on a damaged root pointer: exit $rc"; exit 1; }
 grep -q 'incorrect max key' err
 rc=0
-timeout 60 "$BCACHEFS" fsck -n rp.img > out 2>&1 || rc=$?
-[ $rc = 4 ] || { echo "fsck -n on a damaged root pointer: exit $rc"; exit 1; }
+timeout 60 "$BCACHEFS" fsck -f -n rp.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { echo "fsck -f -n on a damaged root pointer: exit $rc"; exit 1; }
 
 # The same for the extents btree, whose iterator searches after the
 # position: a root pointer damaged to a key below POS_MAX whose node cannot
@@ -97,5 +98,5 @@ timeout 60 "$BCACHEFS" list -b extents ep.img > /dev/null 2> err || rc=$?
 [ $rc = 1 ] || { echo "list on a damaged extents root pointer: exit $rc"; exit 1; }
 grep -q 'device missing' err
 rc=0
-timeout 60 "$BCACHEFS" fsck -n ep.img > out 2>&1 || rc=$?
-[ $rc = 4 ] || { echo "fsck -n on a damaged extents root pointer: exit $rc"; exit 1; }
+timeout 60 "$BCACHEFS" fsck -f -n ep.img > out 2>&1 || rc=$?
+[ $rc = 4 ] || { echo "fsck -f -n on a damaged extents root pointer: exit $rc"; exit 1; }

@@ -4,6 +4,7 @@
 # tools printed (sorted compare, as tools/golden-compare does). c1 needs the
 # passphrase; g4 has two images whose outputs are prefixed lz4-/zstd-.
 set -e
+. "$TESTDIR/../lib.sh"
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:?}"
 [ -d "$GOLDEN" ] || { echo "no golden images"; exit 77; }
 command -v zstd >/dev/null || { echo "zstd not installed"; exit 77; }
@@ -18,7 +19,7 @@ compare() {
 	devs=""
 	for i in "$@"; do
 		o=$WORK/$(basename "$dir")-$(basename "${i%.zst}")
-		[ -f "$o" ] || zstd -qd --sparse "$i" -o "$o"
+		[ -f "$o" ] || unzst "$i" "$o"
 		devs="$devs $o"
 	done
 	extra=""

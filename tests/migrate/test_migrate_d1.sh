@@ -13,7 +13,7 @@ migrate_setup e2fsck filefrag
 B=$BCACHEFS
 G=$GOLDEN/d1_migrate_ext4_1G
 img=$WORK/d1.img
-zstd -qd --sparse "$G/migrated-layout7.img.zst" -o "$img" || fail "zstd"
+unzst "$G/migrated-layout7.img.zst" "$img" || fail "zstd"
 
 # ours on the 2018 result: refused, nothing written
 cp --sparse=always "$img" "$WORK/d1-2018.img"
@@ -53,7 +53,7 @@ python3 "$TESTDIR/../extract/tree_compare.py" --allow-extra old_migrated_filesys
 	"$G/out/tree-manifest.ext4.txt" "$WORK/out" || fail "the tree differs from the ext4 manifest"
 
 "$B" migrate-superblock -d "$loop" -o "$off" || fail "migrate-superblock"
-"$B" fsck -n "$img" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck -n after migrate-superblock (the 2018 one failed here)"; }
+"$B" fsck -f -n "$img" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck -f -n after migrate-superblock (the 2018 one failed here)"; }
 "$B" list -b extents "$img" > "$WORK/extents.after" 2>&1
 cmp "$WORK/ours/list-extents.txt" "$WORK/extents.after" || fail "migrate-superblock changed the extents"
 exit 0

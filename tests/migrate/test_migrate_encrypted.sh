@@ -1,6 +1,6 @@
 #!/bin/sh
 # migrate --encrypted of a mounted ext4 filesystem: the new filesystem
-# opens only with its key; after `unlock` fsck -n is clean and extract
+# opens only with its key; after `unlock` fsck -f -n is clean and extract
 # gives back the tree (the linked data stays as it is on disk, the
 # metadata is encrypted); e2fsck -fn of the source still clean; the same
 # after migrate-superblock. The keys go to a private session keyring.
@@ -37,9 +37,9 @@ uuid=$("$B" show-super --json "$img" | sed -n 's/.*"external_uuid": "\(.*\)".*/\
 for k in $(keyctl search @u user "bcachefs:$uuid" 2>/dev/null) $(keyctl search @u logon "bcachefs:$uuid" 2>/dev/null); do
 	keyctl unlink "$k" @u > /dev/null 2>&1
 done
-"$B" fsck -n "$img" > "$WORK/nokey.out" 2>&1 < /dev/null && fail "fsck -n opened the encrypted filesystem without its key"
+"$B" fsck -f -n "$img" > "$WORK/nokey.out" 2>&1 < /dev/null && fail "fsck -f -n opened the encrypted filesystem without its key"
 "$B" unlock -k session -f "$WORK/pass" "$img" || fail "unlock"
-"$B" fsck -n "$img" > "$WORK/fsck1.out" 2>&1 || { cat "$WORK/fsck1.out"; fail "fsck -n after unlock"; }
+"$B" fsck -f -n "$img" > "$WORK/fsck1.out" 2>&1 || { cat "$WORK/fsck1.out"; fail "fsck -f -n after unlock"; }
 "$B" extract "$img" / "$WORK/out" > "$WORK/extract1.out" 2>&1 || { cat "$WORK/extract1.out"; fail "extract after unlock"; }
 remount "$loop" "$mnt" ro
 python3 "$TESTDIR/../format/tree_diff.py" "$mnt/tree" "$WORK/out/tree" || fail "the migrated tree differs"
@@ -51,7 +51,7 @@ grep -qa "hello.txt" "$WORK/enc.qcow2" && fail "a file name in clear in the encr
 grep -qa "MIGRATE-SECRET-NAME" "$WORK/enc.qcow2" && fail "file data in the dump"
 
 "$B" migrate-superblock -d "$loop" -o "$off" || fail "migrate-superblock"
-"$B" fsck -n "$img" > "$WORK/fsck2.out" 2>&1 || { cat "$WORK/fsck2.out"; fail "fsck -n after migrate-superblock"; }
+"$B" fsck -f -n "$img" > "$WORK/fsck2.out" 2>&1 || { cat "$WORK/fsck2.out"; fail "fsck -f -n after migrate-superblock"; }
 "$B" extract "$img" /tree/plain "$WORK/plain2" > /dev/null 2>&1 || fail "extract after migrate-superblock"
 cmp "$WORK/out/tree/plain" "$WORK/plain2" || fail "tree/plain differs after migrate-superblock"
 for k in $(keyctl search @u user "bcachefs:$uuid" 2>/dev/null) $(keyctl search @u logon "bcachefs:$uuid" 2>/dev/null); do

@@ -2,7 +2,7 @@
 # migrate of a mounted ext4 filesystem holding a generated tree (every file
 # type, hard links, sparse and preallocated files, xattrs and ACLs,
 # 255-byte names, 20k small files): the dry run writes nothing and counts
-# what the migration then links; our fsck -n is clean; extract gives back
+# what the migration then links; our fsck -f -n is clean; extract gives back
 # the tree exactly (contents, holes, modes, owners, times, xattrs, ACLs);
 # e2fsck -fn of the source is still clean. Then migrate-superblock: still
 # clean, and the same files.
@@ -51,7 +51,7 @@ off=$(sed -n 's/.*migrate-superblock -d .* -o \([0-9]*\)$/\1/p' "$WORK/migrate.o
 umount "$mnt"
 
 e2fsck -fn "$img" > "$WORK/e2fsck.out" 2>&1 || { cat "$WORK/e2fsck.out"; fail "e2fsck -fn of the source after migrate"; }
-"$B" fsck -n "$img" > "$WORK/fsck1.out" 2>&1 || { cat "$WORK/fsck1.out"; fail "fsck -n after migrate"; }
+"$B" fsck -f -n "$img" > "$WORK/fsck1.out" 2>&1 || { cat "$WORK/fsck1.out"; fail "fsck -f -n after migrate"; }
 "$B" extract "$img" / "$WORK/out" > "$WORK/extract1.out" 2>&1 || { cat "$WORK/extract1.out"; fail "extract after migrate"; }
 remount "$loop" "$mnt" ro
 python3 "$TESTDIR/../format/tree_diff.py" "$mnt/tree" "$WORK/out/tree" || fail "the migrated tree differs"
@@ -75,7 +75,7 @@ grep -qa "MIGRATE-DATA-MARKER" "$WORK/m.qcow2" && fail "file data in the dump of
 # the default superblock: the same filesystem, readable from sector 8
 "$B" migrate-superblock -d "$loop" -o "$off" || fail "migrate-superblock"
 "$B" show-super -l "$img" | grep -q "Offsets:.*8, $off, " || fail "layout after migrate-superblock: $("$B" show-super -l "$img" | grep Offsets)"
-"$B" fsck -n "$img" > "$WORK/fsck2.out" 2>&1 || { cat "$WORK/fsck2.out"; fail "fsck -n after migrate-superblock"; }
+"$B" fsck -f -n "$img" > "$WORK/fsck2.out" 2>&1 || { cat "$WORK/fsck2.out"; fail "fsck -f -n after migrate-superblock"; }
 "$B" extract "$img" / "$WORK/out2" > "$WORK/extract2.out" 2>&1 || { cat "$WORK/extract2.out"; fail "extract after migrate-superblock"; }
 python3 "$TESTDIR/../format/tree_diff.py" "$WORK/out/tree" "$WORK/out2/tree" ||
 	fail "files differ after migrate-superblock"

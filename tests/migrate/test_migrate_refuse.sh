@@ -86,5 +86,5 @@ umount "$mnt"
 refused "not a bcachefs superblock" "$B" migrate-superblock -d "$rloop" -o 12345
 "$B" migrate-superblock -d "$rloop" -o "$off" || fail "migrate-superblock"
 refused "already has default superblock" "$B" migrate-superblock -d "$rloop" -o "$off"
-"$B" fsck -n "$rimg" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck -n"; }
+"$B" fsck -f -n "$rimg" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck -f -n"; }
 exit 0

@@ -4,7 +4,7 @@
 # overwrites, truncates, renames, unlinks, mkdirs) on some files, and now
 # and then writes a new file, fsyncs it and, once fsync returned, records
 # its sha256 in a manifest outside the mount; such a file is never touched
-# again. After each kill: `fsck -n` exits 0 (it replays the journal as the
+# again. After each kill: `fsck -f -n` exits 0 (it replays the journal as the
 # next mount does), the next mount replays it, every file of the round's
 # manifest is byte-exact (then removed, for the space), and the
 # filesystem works on (ENOSPC is part of the workload when it comes).
@@ -92,8 +92,8 @@ while [ $i -lt "$rounds" ]; do
 	kill -9 $wl 2> /dev/null
 	wait $wl 2> /dev/null
 	fusermount3 -u -z "$mnt"
-	"$BCACHEFS" fsck -n "$img" > "$WORK/fsck.$i" 2>&1 ||
-		{ cat "$WORK/fsck.$i"; fail "round $i: fsck -n exit $? after the kill"; }
+	"$BCACHEFS" fsck -f -n "$img" > "$WORK/fsck.$i" 2>&1 ||
+		{ cat "$WORK/fsck.$i"; fail "round $i: fsck -f -n exit $? after the kill"; }
 	mount_fg k "$img"
 	python3 "$WORK/check.py" "$mnt" "$WORK" > "$WORK/check.$i" 2>&1 ||
 		{ cat "$WORK/check.$i"; fail "round $i: after the replay"; }
@@ -101,8 +101,8 @@ while [ $i -lt "$rounds" ]; do
 	[ -f "$WORK/manifest.$i" ] && awk '{ print $1 }' "$WORK/manifest.$i" | sed "s|^|$mnt/|" | xargs rm -f
 	[ -f "$WORK/manifest.$i" ] && mv "$WORK/manifest.$i" "$WORK/checked.$i"
 	unmount_fg k > /dev/null
-	"$BCACHEFS" fsck -n "$img" > "$WORK/fsck2.$i" 2>&1 ||
-		{ cat "$WORK/fsck2.$i"; fail "round $i: fsck -n exit $? after the unmount"; }
+	"$BCACHEFS" fsck -f -n "$img" > "$WORK/fsck2.$i" 2>&1 ||
+		{ cat "$WORK/fsck2.$i"; fail "round $i: fsck -f -n exit $? after the unmount"; }
 done
 cat "$WORK/check.$rounds"
 echo "$rounds kills"

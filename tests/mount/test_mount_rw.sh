@@ -5,7 +5,7 @@
 # device nodes and fifos, xattrs, fallocate and punch hole, rmdir, unlink)
 # made through the mount and in a shadow directory; the trees must agree
 # through the mount, after a remount, and in `extract` after unmount;
-# `fsck -n` exits 0 after each clean unmount. Then a crash: files
+# `fsck -f -n` exits 0 after each clean unmount. Then a crash: files
 # fsync'd before a SIGKILL of the mount are byte-exact after the next
 # mount replays the journal, and fsck is clean. A replica that fails its
 # checksum: the read is served from the other and logged. Then ENOSPC on
@@ -20,10 +20,10 @@ truncate -s 256M "$img"
 "$BCACHEFS" format -q "$img" > "$WORK/format.log" 2>&1 || { cat "$WORK/format.log"; fail "format"; }
 
 check_fsck() {	# NAME
-	"$BCACHEFS" fsck -n "$img" > "$WORK/$1.fsck" 2>&1
+	"$BCACHEFS" fsck -f -n "$img" > "$WORK/$1.fsck" 2>&1
 	rc=$?
 	cat "$WORK/$1.fsck"
-	[ $rc = 0 ] || fail "$1: fsck -n exit $rc"
+	[ $rc = 0 ] || fail "$1: fsck -f -n exit $rc"
 }
 
 cmp_trees() {	# NAME A B [options]
@@ -163,5 +163,5 @@ sync
 sleep 1.5
 dd if=/dev/zero of="$mnt/again" bs=1M count=4 status=none || fail "ENOSPC: no space back after deleting"
 unmount_fg small
-"$BCACHEFS" fsck -n "$small" > "$WORK/small.fsck" 2>&1 || { cat "$WORK/small.fsck"; fail "ENOSPC: fsck -n"; }
+"$BCACHEFS" fsck -f -n "$small" > "$WORK/small.fsck" 2>&1 || { cat "$WORK/small.fsck"; fail "ENOSPC: fsck -f -n"; }
 true

@@ -41,13 +41,13 @@ manifest() {
 	(cd "$1" && find . -type f ! -path './lost+found/*' -print0 | sort -z | xargs -0 -r sha256sum) > "$2"
 }
 
-# fsck_clean NAME DEV...: fsck -n must exit 0
+# fsck_clean NAME DEV...: fsck -f -n must exit 0
 fsck_clean() {
 	_fc=$1
 	shift
-	"$BCACHEFS" fsck -n "$@" > "$WORK/$_fc.fsck" 2>&1
+	"$BCACHEFS" fsck -f -n "$@" > "$WORK/$_fc.fsck" 2>&1
 	_rc=$?
-	[ $_rc = 0 ] || { cat "$WORK/$_fc.fsck"; fail "$_fc: fsck -n exited $_rc"; }
+	[ $_rc = 0 ] || { cat "$WORK/$_fc.fsck"; fail "$_fc: fsck -f -n exited $_rc"; }
 }
 
 # usage_vs_list NAME DEVLIST(:-joined) DEV...: fs usage --json of the unmounted

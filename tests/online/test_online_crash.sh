@@ -71,7 +71,7 @@ kill -INT $cpid
 wait $cpid
 rc=$?
 [ $rc = 130 ] || { cat "$WORK/int.out"; fail "interrupted scrub exited $rc, not 130"; }
-grep -q "scrub: stopped at data extents:.*; run it again to finish" "$WORK/int.out" ||
+grep -q "scrub: stopped at data extents:.*; run it again to go on from there" "$WORK/int.out" ||
 	{ cat "$WORK/int.out"; fail "interrupted scrub: no 'stopped at' line"; }
 run_ok scrub-again "$BCACHEFS" data scrub "$mnt"
 grep -q "scrub: done" "$WORK/scrub-again.out" || { cat "$WORK/scrub-again.out"; fail "scrub after the interrupt"; }

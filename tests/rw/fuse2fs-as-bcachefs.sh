@@ -5,7 +5,7 @@
 #   BCACHEFS=$PWD/tests/rw/fuse2fs-as-bcachefs.sh sh tests/run.sh 'rw/*mount'
 #
 # format = mkfs.ext4, mount = fuse2fs (FUSE like ours, type fuse.bcachefs,
-# default_permissions), fsck -n = e2fsck -fn, extract IMG / OUT = cp -a
+# default_permissions), fsck -f -n = e2fsck -fn, extract IMG / OUT = cp -a
 # through a read-only fuse2fs mount. What fails there and why:
 # tests/rw/README.md.
 cmd=$1

@@ -31,16 +31,17 @@ rw_tmpfs() {
 	RW_TMPFS="$RW_TMPFS $tmpfs"
 }
 
-# rw_mount IMAGE: `bcachefs mount -f -o rw,allow_other` IMAGE on
+# rw_mount IMAGE: `bcachefs mount -f -o rw` IMAGE on
 # $WORK/mnt-rw as a background job ($pid, $mnt; log $WORK/rw.log; unmount
-# with `unmount_fg rw`). allow_other: the permission checks of the POSIX
-# suite run as another uid. $RW_MOUNT_OPTS: more -o options. Exits 77
+# with `unmount_fg rw`). No allow_other: mounted by root, every user may
+# use the mount by default (issue 23), and the permission checks of the
+# POSIX suite run as another uid. $RW_MOUNT_OPTS: more -o options. Exits 77
 # while the mount refuses read-write (before the read-write engine), and
 # when it mounts but a file cannot be created.
 rw_mount() {
 	mnt=$WORK/mnt-rw
 	mkdir -p "$mnt"
-	"$BCACHEFS" mount -f -o "rw,allow_other${RW_MOUNT_OPTS:+,$RW_MOUNT_OPTS}" "$1" "$mnt" \
+	"$BCACHEFS" mount -f -o "rw${RW_MOUNT_OPTS:+,$RW_MOUNT_OPTS}" "$1" "$mnt" \
 		> "$WORK/rw.log" 2>&1 < /dev/null &
 	pid=$!
 	_i=0
@@ -82,8 +83,8 @@ rw_image() {
 		{ cat "$WORK/format.log"; fail "format $*"; }
 }
 
-# rw_fsck IMAGE: fsck -n must exit 0 (output in $WORK/fsck.out)
+# rw_fsck IMAGE: fsck -f -n must exit 0 (output in $WORK/fsck.out)
 rw_fsck() {
-	"$BCACHEFS" fsck -n "$1" > "$WORK/fsck.out" 2>&1 ||
-		{ _rc=$?; cat "$WORK/fsck.out"; fail "fsck -n after the workload exited with $_rc"; }
+	"$BCACHEFS" fsck -f -n "$1" > "$WORK/fsck.out" 2>&1 ||
+		{ _rc=$?; cat "$WORK/fsck.out"; fail "fsck -f -n after the workload exited with $_rc"; }
 }

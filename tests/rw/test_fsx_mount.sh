@@ -2,7 +2,7 @@
 # Done-means 2 of the read-write mount: the random-operation tester
 # (build/tests/fsx) on a fresh filesystem mounted read-write, against a
 # shadow tree on tmpfs: FSX_OPS (100000) operations for each of FSX_SEEDS
-# (1 2 3), each seed in its own folder; then unmount, `fsck -n` exits 0 and
+# (1 2 3), each seed in its own folder; then unmount, `fsck -f -n` exits 0 and
 # `extract IMG / OUT` gives back exactly the shadow trees (fsx --compare:
 # names, types, modes, sizes, link counts, hard links, contents, user
 # xattrs). FSX_LONG=1: one million operations (seed 1) instead.

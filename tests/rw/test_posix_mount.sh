@@ -1,9 +1,10 @@
 #!/bin/sh
 # Done-means 1 of the read-write mount: the POSIX-semantics suite
 # (build/tests/posix, the suite test_posix_tmpfs.sh proves on tmpfs) on a
-# fresh filesystem mounted read-write (-o rw,allow_other: the permission
-# checks run as uid 65534); every assertion must pass, then after the
-# unmount `fsck -n` must exit 0. $POSIX_FLAGS: features declared missing
+# fresh filesystem mounted read-write by root with default options (the
+# permission checks run as uid 65534: no allow_other needed); every
+# assertion must pass, then after the unmount `fsck -f -n` must exit 0.
+# $POSIX_FLAGS: features declared missing
 # (e.g. --no-shared-mmap); $RW_MOUNT_OPTS: more mount options. Exit 77
 # while `bcachefs mount` refuses read-write.
 . "$TESTDIR/../lib.sh"

@@ -3,7 +3,7 @@
 # with --verify (tests/rw/stress.sh: hdd, dir, dentry, link, symlink,
 # rename, xattr, fallocate, seek, sync-file, chmod, utime, filename) on a
 # fresh filesystem mounted read-write, STRESS_SECONDS (5) each: no failure;
-# then after the unmount `fsck -n` exits 0. $RW_MOUNT_OPTS: more mount
+# then after the unmount `fsck -f -n` exits 0. $RW_MOUNT_OPTS: more mount
 # options. Exit 77 while `bcachefs mount` refuses read-write.
 . "$TESTDIR/../lib.sh"
 . "$TESTDIR/rwlib.sh"

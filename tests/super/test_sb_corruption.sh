@@ -3,6 +3,7 @@
 # bad, fail cleanly (exit 1, one clear message) when nothing is readable,
 # and never crash or trip a sanitizer, whatever byte of the primary is hit.
 set -e
+. "$TESTDIR/../lib.sh"
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:?}"
 fail=0
 
@@ -18,7 +19,7 @@ run() {
 }
 
 # --- the golden damaged images ---
-zstd -qdf --sparse "$GOLDEN/z_errors/corrupt-primary-sb.img.zst" -o "$WORK/p.img"
+unzst "$GOLDEN/z_errors/corrupt-primary-sb.img.zst" "$WORK/p.img"
 run "$WORK/p.img"
 [ $rc = 0 ] || bad "corrupt-primary-sb: exit $rc"
 grep -q 'superblock at sector 8: bad checksum.*using the backup at sector 136' "$WORK/e" ||
@@ -29,7 +30,7 @@ grep -v '^    Last mount:' "$WORK/o" > "$WORK/got"
 # the empty line after a ctime() value is in both
 cmp -s "$WORK/want" "$WORK/got" || { bad "corrupt-primary-sb: output differs"; diff "$WORK/want" "$WORK/got" | head; }
 
-zstd -qdf --sparse "$GOLDEN/z_errors/corrupt-both-sb.img.zst" -o "$WORK/b.img"
+unzst "$GOLDEN/z_errors/corrupt-both-sb.img.zst" "$WORK/b.img"
 run "$WORK/b.img"
 [ $rc = 1 ] || bad "corrupt-both-sb: exit $rc, want 1"
 [ -s "$WORK/o" ] && bad "corrupt-both-sb: printed something on stdout"
@@ -54,7 +55,7 @@ rc=0; "$BCACHEFS" show-super -f nope "$WORK/zero.img" > /dev/null 2>&1 || rc=$?
 [ $rc = 16 ] || bad "bad field name: exit $rc, want 16"
 
 # --- truncated images ---
-zstd -qdf --sparse "$GOLDEN/a_default_20M/dev0.img.zst" -o "$WORK/t.img"
+unzst "$GOLDEN/a_default_20M/dev0.img.zst" "$WORK/t.img"
 for size in 0 3584 4096 4600 5000; do	# no sb / primary cut short, no backup
 	cp "$WORK/t.img" "$WORK/tt.img"
 	truncate -s $size "$WORK/tt.img"
@@ -72,7 +73,7 @@ rm -f "$WORK/tt.img"
 # refused at once as bigger than any superblock can be (4 MiB), and the
 # backup used. It was allocated and read whole (1 GiB of memory, seconds;
 # found by fuzz_image). u64s is at byte 124, sb_max_size_bits at 257.
-zstd -qdf --sparse "$GOLDEN/a_default_20M/dev0.img.zst" -o "$WORK/big.img"
+unzst "$GOLDEN/a_default_20M/dev0.img.zst" "$WORK/big.img"
 truncate -s 1100M "$WORK/big.img"
 printf '\242\377\377\007' | dd of="$WORK/big.img" bs=1 seek=$((4096 + 124)) conv=notrunc 2>/dev/null
 printf '\025' | dd of="$WORK/big.img" bs=1 seek=$((4096 + 257)) conv=notrunc 2>/dev/null

@@ -4,6 +4,7 @@
 # stderr lines ("bcachefs: ...") are dropped; "Last mount" is compared
 # loosely (ctime in the local time zone of whoever made the image).
 set -e
+. "$TESTDIR/../lib.sh"
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:?}"
 
 fail=0 n=0
@@ -19,7 +20,7 @@ check() {	# check <image.zst> <golden output>
 	img=$1 ref=$2
 	[ -f "$img" ] || { echo "missing image $img"; fail=1; return; }
 	args=$(sed -n '1s/^\$ bcachefs-2018 show-super //p' "$ref" | sed 's/ [^ ]*$//')
-	zstd -qdf --sparse "$img" -o "$WORK/ss.img"
+	unzst "$img" "$WORK/ss.img"
 	rc=0
 	"$BCACHEFS" show-super $args "$WORK/ss.img" > "$WORK/ss.got" 2> "$WORK/ss.err" || rc=$?
 	norm "$ref" > "$WORK/ss.want"

@@ -1,11 +1,12 @@
 #!/bin/sh
 # show-super --json: one valid JSON object with the same values as the text.
 set -e
+. "$TESTDIR/../lib.sh"
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:?}"
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 
-zstd -qdf --sparse "$GOLDEN/e1_2dev/dev1.img.zst" -o "$WORK/d.img"
+unzst "$GOLDEN/e1_2dev/dev1.img.zst" "$WORK/d.img"
 "$BCACHEFS" show-super --json -l -f all "$WORK/d.img" > "$WORK/j"
 "$BCACHEFS" show-super -l -f all "$WORK/d.img" > "$WORK/t"
 

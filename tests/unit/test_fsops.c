@@ -6,7 +6,7 @@
  * that collide in the hash table (every probe-run case of 40 §40.6.3:
  * insert after a live entry, delete with and without a whiteout, reuse
  * of a whiteout), rename and link counts, an open file's data outliving
- * its last name, and the image passing our fsck -n at the end.
+ * its last name, and the image passing our fsck -f -n at the end.
  *
  * Needs $BCACHEFS (the binary) for format and fsck; tests/run.sh sets it.
  */
@@ -72,7 +72,7 @@ static void close_fsck(struct bch_fs *c)
 	assert_int_equal(bch_fs_rw_stop(c, &err), 0);
 	printbuf_exit(&err);
 	bch_fs_close(c);
-	assert_int_equal(run("%s fsck -n %s > %s/fsck.out 2>&1 || { cat %s/fsck.out; false; }",
+	assert_int_equal(run("%s fsck -f -n %s > %s/fsck.out 2>&1 || { cat %s/fsck.out; false; }",
 			     bin(), img, tmpdir, tmpdir), 0);
 }
 
@@ -134,6 +134,55 @@ static void test_space_back(void **state)
 	bch_fs_statfs(c, &after);
 	assert_true(after.free + 2 * 2048 >= before.free);
 	free(buf);
+	close_fsck(c);
+}
+
+/*
+ * The statfs inode count (df -i) follows creates, unlinks, a rename over
+ * a file and the delete of a file unlinked while open, and agrees with a
+ * fresh count (issue 23: kept, not walked).
+ */
+static bool in_use_always(void *arg, uint64_t inum)
+{
+	return true;
+}
+
+static void test_inode_count(void **state)
+{
+	struct bch_fs *c = open_rw("64M");
+	struct bch_statfs st;
+	uint64_t n0, orphan, inum;
+
+	bch_fs_statfs(c, &st);
+	n0 = st.nr_inodes;
+	assert_true(n0 >= 1);
+	mkfile(c, BCACHEFS_ROOT_INO, "a");
+	mkfile(c, BCACHEFS_ROOT_INO, "b");
+	inum = mkfile(c, BCACHEFS_ROOT_INO, "c");
+	bch_fs_statfs(c, &st);
+	assert_int_equal(st.nr_inodes, n0 + 3);
+	/* rename over b: b's inode goes */
+	assert_int_equal(bch_fs_rename(c, BCACHEFS_ROOT_INO, "a", 1, BCACHEFS_ROOT_INO, "b", 1,
+				       0, NULL, NULL, &orphan, NULL), 0);
+	bch_fs_statfs(c, &st);
+	assert_int_equal(st.nr_inodes, n0 + 2);
+	/* an unlink while open keeps the inode until bch_fs_inode_rm() */
+	assert_int_equal(bch_fs_unlink(c, BCACHEFS_ROOT_INO, "c", 1, false, in_use_always, NULL,
+				       &orphan, NULL), 0);
+	assert_int_equal(orphan, inum);
+	bch_fs_statfs(c, &st);
+	assert_int_equal(st.nr_inodes, n0 + 2);
+	assert_int_equal(bch_fs_inode_rm(c, inum, NULL), 0);
+	bch_fs_statfs(c, &st);
+	assert_int_equal(st.nr_inodes, n0 + 1);
+	/* a failed create counts nothing */
+	assert_int_not_equal(bch_fs_create(c, BCACHEFS_ROOT_INO, "b", 1, S_IFREG | 0644, 0, NULL,
+					   &root, NULL, NULL), 0);
+	bch_fs_statfs(c, &st);
+	assert_int_equal(st.nr_inodes, n0 + 1);
+	/* the same as a fresh count */
+	c->nr_inodes_known = false;
+	assert_int_equal(bch_fs_nr_inodes(c), n0 + 1);
 	close_fsck(c);
 }
 
@@ -272,6 +321,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_space_back),
+		cmocka_unit_test(test_inode_count),
 		cmocka_unit_test(test_hash_collisions),
 		cmocka_unit_test(test_rename_links),
 		cmocka_unit_test(test_orphan),

@@ -5,7 +5,7 @@
  * checkpoints), deletes (whiteouts), a punched extent (front cut of a
  * checksummed extent), replay of an unclean journal, refused keys, and
  * writes cut off at many points (fork per point: what a commit reported
- * as done is there after reopening, and the image passes our fsck -n).
+ * as done is there after reopening, and the image passes our fsck -f -n).
  *
  * Needs $BCACHEFS (the binary) for format and fsck; tests/run.sh sets it.
  */
@@ -228,7 +228,7 @@ static void test_many_files(void **state)
 	assert_false(file_exists(c, 10003));
 	assert_true(file_exists(c, 10004));
 	bch_fs_close(c);
-	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
+	assert_int_equal(run("%s fsck -f -n %s >/dev/null", bin(), img), 0);
 	if (getenv("KEEP_TMP"))
 		run("cp --sparse=always %s %s/many.img", img, tmpdir);
 }
@@ -288,7 +288,7 @@ static void test_merge(void **state)
 	assert_int_equal(count_keys(c, BTREE_ID_INODES), 2 + n / 20);
 	stop_close(c);
 	printbuf_exit(&err);
-	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
+	assert_int_equal(run("%s fsck -f -n %s >/dev/null", bin(), img), 0);
 }
 
 /* ---- a journal that was not checkpointed is replayed, then flushed ---- */
@@ -314,7 +314,7 @@ static void test_unclean_replay(void **state)
 	assert_true(c->overlay.nr_keys >= 200);
 	assert_true(file_exists(c, 20099));
 	bch_fs_close(c);
-	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
+	assert_int_equal(run("%s fsck -f -n %s >/dev/null", bin(), img), 0);
 
 	c = open_rw();			/* start + stop = recovery */
 	stop_close(c);
@@ -323,7 +323,7 @@ static void test_unclean_replay(void **state)
 	assert_int_equal(c->overlay.nr_keys, 0);
 	assert_true(file_exists(c, 20099));
 	bch_fs_close(c);
-	assert_int_equal(run("%s fsck -n %s >/dev/null", bin(), img), 0);
+	assert_int_equal(run("%s fsck -f -n %s >/dev/null", bin(), img), 0);
 }
 
 /* ---- refused updates write nothing ---- */
@@ -439,7 +439,7 @@ static void test_replicas_encrypted(void **state)
 	}
 	bch_fs_close(c);
 	nr_devs = 1;
-	assert_int_equal(run("%s fsck -n %s %s >/dev/null", bin(), img, img2), 0);
+	assert_int_equal(run("%s fsck -f -n %s %s >/dev/null", bin(), img, img2), 0);
 	/* one device alone is enough to read everything (degraded, on request) */
 	assert_int_equal(run("%s list --degraded -b inodes %s 2>/dev/null | grep -c '^u64s' | grep -qx %u",
 			     bin(), img, 2 + n), 0);
@@ -546,8 +546,8 @@ static void test_crash_points(void **state)
 				assert_true(first);
 		}
 		bch_fs_close(c);
-		if (run("%s fsck -n %s >/dev/null 2>&1", bin(), img)) {
-			fprintf(stderr, "fsck -n failed after a cut at write %ld of %ld\n", n, total);
+		if (run("%s fsck -f -n %s >/dev/null 2>&1", bin(), img)) {
+			fprintf(stderr, "fsck -f -n failed after a cut at write %ld of %ld\n", n, total);
 			fail();
 		}
 	}
