@@ -446,14 +446,14 @@ int cmd_mount(int argc, char *argv[])
 		/* never an empty or wrong tree: nothing mounted, or read-only */
 		if (c->integ.panic || (!fo.read_only && !fo.degraded)) {
 			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies "
-				"(said above): run bcachefs fsck, or mount with -o ro to read what verifies%s; "
+				"(said above): run bcachefs fsck -f, or mount with -o ro to read what verifies%s; "
 				"nothing mounted\n", argv[optind],
 				c->integ.panic ? " (with errors=continue: errors=panic ends the mount)" : "");
 			goto out;
 		}
 		if (!fo.read_only)
 			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies: "
-				"mounted read-only, serving what verifies; run bcachefs fsck\n", argv[optind]);
+				"mounted read-only, serving what verifies; run bcachefs fsck -f\n", argv[optind]);
 		fo.read_only = c->opts.read_only = true;
 	}
 	/* stale cached copies are judged by the alloc btree's bucket gens */
@@ -479,11 +479,13 @@ int cmd_mount(int argc, char *argv[])
 		if (c->integ.panic) {
 			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above) and errors=panic: "
 				"run bcachefs fsck; nothing mounted\n", argv[optind]);
-			bch_btree_rw_free(c);	/* nothing was written: nothing to stop */
+			bch_fs_rw_mark_damaged(c, &err);	/* for the next fsck */
+			bch_btree_rw_free(c);	/* nothing else was written: nothing to stop */
 			goto out;
 		}
 		if (bch_fs_writes_stopped(c)) {
-			/* nothing written yet: the engine goes, the mount is read-only */
+			/* nothing written but "not clean": the engine goes, the mount is read-only */
+			bch_fs_rw_mark_damaged(c, &err);
 			bch_btree_rw_free(c);
 			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above): mounted read-only "
 				"(errors=%s); run bcachefs fsck\n", argv[optind],

@@ -671,7 +671,8 @@ int bch_btree_rw_stop(struct bch_fs *c, struct printbuf *err)
 	if (c->overlay.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint ||
 	    rw->open_live)
 		ret = bch_fs_checkpoint(c, err);
-	if (!ret && rw->unclean)
+	/* damage found: not clean, for the next fsck (bch_fs_rw_mark_damaged()) */
+	if (!ret && rw->unclean && !c->integ.nodes_bad)
 		ret = bch_rw_sb_write_all(c, true, err);
 	bch_rw_free(c);
 	return ret;

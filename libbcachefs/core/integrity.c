@@ -158,7 +158,7 @@ int bch_fs_node_bad(struct bch_fs *c, unsigned btree_id, unsigned level,
 		break;
 	}
 	bch_fs_log(c, "btree %s level %u range %s: no copy verifies (%s): %s (errors=%s); "
-		   "run bcachefs fsck", bch_btree_id_str(btree_id), level, printbuf_str(&r),
+		   "run bcachefs fsck -f", bch_btree_id_str(btree_id), level, printbuf_str(&r),
 		   what, then, bch_fs_error_action_str(c->integ.action));
 	printbuf_exit(&r);
 	return -BCH_ERR_btree_node_unverified;

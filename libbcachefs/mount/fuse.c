@@ -94,7 +94,7 @@ struct bch_fuse {
 	bool			readahead_done;
 	bool			statfs_done;
 	/* damage found (core/integrity.h): the journal written, the session ended */
-	bool			stop_done, panic_done;
+	bool			damage_marked, stop_done, panic_done;
 	struct bch_space	statfs_space;	/* read-only: computed once */
 };
 
@@ -1431,6 +1431,14 @@ static void bf_integrity(struct bch_fuse *bf)
 	struct bch_fs *c = bf->c;
 	struct bch_repair_req r;
 
+	if (c->integ.nodes_bad && c->rw && !bf->damage_marked) {
+		struct printbuf err = PRINTBUF;
+
+		bf->damage_marked = true;
+		if (bch_fs_rw_mark_damaged(c, &err))
+			bf_log(bf, &err, "marking the filesystem not clean after damage was found failed");
+		printbuf_exit(&err);
+	}
 	if (bch_fs_writes_stopped(c) && !bf->stop_done) {
 		struct printbuf err = PRINTBUF;
 

@@ -35,7 +35,7 @@ for img, off in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4])
     with open(img, "r+b") as f:
         f.seek(off); b = f.read(8); f.seek(off); f.write(bytes(x ^ 0x5a for x in b))
 PY
-"$BCACHEFS" fsck -n "$a" "$b" > "$WORK/n0.out" 2>&1
+"$BCACHEFS" fsck -n -f "$a" "$b" > "$WORK/n0.out" 2>&1
 grep -q "copy.*unusable\|one copy of a btree node is bad" "$WORK/n0.out" || { cat "$WORK/n0.out"; fail "fsck -n does not see the bad node copy"; }
 
 # read-only: served from the good copies, nothing written
@@ -45,7 +45,7 @@ grep -q " eio 0$" "$WORK/check-ro.out" || { cat "$WORK/check-ro.out"; fail "ro: 
 unmount_fg ro
 grep -q "copy on dev $ndev sector $nsector fails to verify.*read from dev .* instead (a read-only mount writes nothing)" "$WORK/ro.log" ||
 	fail "ro: no log line for the bad node copy"
-"$BCACHEFS" fsck -n "$a" "$b" > "$WORK/n1.out" 2>&1
+"$BCACHEFS" fsck -n -f "$a" "$b" > "$WORK/n1.out" 2>&1
 grep -q "copy.*unusable\|one copy of a btree node is bad" "$WORK/n1.out" || { cat "$WORK/n1.out"; fail "the read-only mount wrote"; }
 
 # read-write: repaired on read
@@ -67,7 +67,7 @@ grep -q "copy on dev $ndev sector $nsector fails to verify.*rewritten from dev" 
 grep -q "repair on read: inode $inum at byte 0: repaired from device" "$WORK/rw.log" ||
 	fail "rw: no log line for the data copy rewritten"
 
-"$BCACHEFS" fsck -n "$a" "$b" > "$WORK/n2.out" 2>&1 || { cat "$WORK/n2.out"; fail "fsck -n not clean after repair on read"; }
+"$BCACHEFS" fsck -n -f "$a" "$b" > "$WORK/n2.out" 2>&1 || { cat "$WORK/n2.out"; fail "fsck -n not clean after repair on read"; }
 "$BCACHEFS" data scrub "$a:$b" > "$WORK/scrub.out" 2>&1 || { cat "$WORK/scrub.out"; fail "offline scrub"; }
 cat "$WORK/scrub.out"
 grep -qi "bad\|checksum error\|repaired" "$WORK/scrub.out" && fail "scrub still finds a bad copy"
