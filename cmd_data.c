@@ -7,22 +7,19 @@
  * after the extent it is on, and running the command again finishes it.
  */
 #include <errno.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmd_online.h"
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/dev/dev.h"
 #include "libbcachefs/format/format.h"
 #include "libbcachefs/format/ioctl.h"
 #include "libbcachefs/dev/super.h"
 #include "libbcachefs/util/util.h"
-
-#define FS_ARG \
-"FILESYSTEM is the mountpoint or any path inside it, the filesystem's UUID, or\n" \
-"the devices DEV[:DEV...] of an unmounted filesystem (opened here).\n"
 
 static int run_job(const char *fs, uint32_t op, unsigned dev, const char *what)
 {
@@ -44,140 +41,120 @@ static int run_job(const char *fs, uint32_t op, unsigned dev, const char *what)
 	return code;
 }
 
-static void one_fs_arg(int argc, char *argv[], const char *usage)
+struct data_args {
+	const char	*devs[64];
+	unsigned	nr;
+};
+
+static int o_verbose(void *p, const char *arg, struct printbuf *why)
 {
-	if (argc - optind < 1)
-		cmd_usage_error(usage, "Please supply a filesystem");
-	if (argc - optind > 1)
-		cmd_usage_error(usage, "too many arguments");
+	online_verbose = true;
+	return 0;
 }
 
-/* A job on FILESYSTEM with no option but --help. */
-static int plain_job(int argc, char *argv[], const char *usage, const char *what,
+static int o_dev(void *p, const char *arg, struct printbuf *why)
+{
+	struct data_args *a = p;
+
+	if (a->nr == ARRAY_SIZE(a->devs)) {
+		pr_str(why, "too many devices");
+		return -1;
+	}
+	a->devs[a->nr++] = arg;
+	return 0;
+}
+
+#define OPT_VERBOSE	CMD_OPT_FN('v', "verbose", NULL,			\
+				   "a refusal also names the request and its errno", o_verbose)
+
+static const struct cmd_opt plain_opts[] = {
+	OPT_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_opt migrate_opts[] = {
+	CMD_OPT_FN('d', "dev", "DEVICE", "a device to move data off (repeat for more)", o_dev),
+	OPT_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+#define JOB_DEF(_name, _about, _opts)					\
+	{ .name = _name, .args = "FILESYSTEM", .about = _about "\n\n" FS_ARG_TEXT, \
+	  .opts = _opts, .min_args = 1, .max_args = 1,			\
+	  .no_args_msg = "Please supply a filesystem", .help_col = 27,	\
+	  .needs = CMD_NEEDS_MOUNTED }
+
+#define FS_ARG_TEXT							\
+"FILESYSTEM is the mountpoint or any path inside it, the filesystem's UUID, or\n" \
+"the devices DEV[:DEV...] of an unmounted filesystem (opened here)."
+
+static const struct cmd_def rereplicate_def = JOB_DEF("data rereplicate",
+	"Write more copies of data and metadata that have fewer than the replicas\n"
+	"wanted (after a device failed, was removed, or the replicas option grew).\n"
+	"Copies on failed or missing devices do not count.", plain_opts);
+
+static const struct cmd_def migrate_def = JOB_DEF("data migrate",
+	"Move every copy of data and metadata off the DEVICEs (member device paths or\n"
+	"indexes) to the other devices. The devices stay as they are (new writes may\n"
+	"still go to them: device evacuate sets a device read-only first).", migrate_opts);
+
+static const struct cmd_def scrub_def = JOB_DEF("data scrub",
+	"Read every btree node and every copy of every extent and verify their\n"
+	"checksums. A bad copy is rewritten from a good one; what has no good copy\n"
+	"is reported (the file's path and where) and the exit status is 1.", plain_opts);
+
+/* A job on FILESYSTEM with no option but -v. */
+static int plain_job(int argc, char *argv[], const struct cmd_def *def, const char *what,
 		     unsigned op)
 {
-	static const struct option longopts[] = {
-		{ "verbose",	no_argument,	NULL, 'v' },
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL }
-	};
-	int opt;
+	int first = cmd_parse(def, NULL, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(usage);
-		default:
-			cmd_bad_option(usage, opt, argv);
-		}
-	one_fs_arg(argc, argv, usage);
-	return run_job(argv[optind], op, 0, what);
+	return run_job(argv[first], op, 0, what);
 }
-
-const char cmd_data_rereplicate_usage[] =
-"Usage: bcachefs data rereplicate [OPTION]... FILESYSTEM\n"
-"Write more copies of data and metadata that have fewer than the replicas\n"
-"wanted (after a device failed, was removed, or the replicas option grew).\n"
-"Copies on failed or missing devices do not count.\n"
-"\n"
-FS_ARG
-"\n"
-"Options:\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
 
 int cmd_data_rereplicate(int argc, char *argv[])
 {
-	return plain_job(argc, argv, cmd_data_rereplicate_usage, "rereplicate",
-			 BCH_DATA_OP_REREPLICATE);
+	return plain_job(argc, argv, &rereplicate_def, "rereplicate", BCH_DATA_OP_REREPLICATE);
 }
-
-const char cmd_data_migrate_usage[] =
-"Usage: bcachefs data migrate --dev DEVICE... FILESYSTEM\n"
-"Move every copy of data and metadata off the DEVICEs (member device paths or\n"
-"indexes) to the other devices. The devices stay as they are (new writes may\n"
-"still go to them: device evacuate sets a device read-only first).\n"
-"\n"
-FS_ARG
-"\n"
-"Options:\n"
-"  -d, --dev DEVICE         a device to move data off (repeat for more)\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
 
 int cmd_data_migrate(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "dev",	required_argument,	NULL, 'd' },
-		{ "verbose",	no_argument,		NULL, 'v' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL }
-	};
-	const char *devs[64];
-	unsigned nr = 0;
-	int opt, code = EXIT_OK;
+	struct data_args a = { .nr = 0 };
+	int first = cmd_parse(&migrate_def, &a, argc, argv), code = EXIT_OK;
+	const char *fs = argv[first];
 
-	while ((opt = getopt_long(argc, argv, ":d:vh", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'd':
-			if (nr == ARRAY_SIZE(devs))
-				cmd_usage_error(cmd_data_migrate_usage, "too many devices");
-			devs[nr++] = optarg;
-			break;
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_data_migrate_usage);
-		default:
-			cmd_bad_option(cmd_data_migrate_usage, opt, argv);
-		}
-	one_fs_arg(argc, argv, cmd_data_migrate_usage);
-	if (!nr)
-		cmd_usage_error(cmd_data_migrate_usage, "Please supply a device to migrate off (--dev)");
-	for (unsigned i = 0; i < nr; i++) {
+	if (!a.nr)
+		cmd_usage_error(NULL, "Please supply a device to migrate off (--dev)");
+	for (unsigned i = 0; i < a.nr; i++) {
 		uint64_t idx;
 
-		if (parse_u64(devs[i], &idx)) {
+		if (parse_u64(a.devs[i], &idx)) {
 			/* a device path: its index from its own superblock, in this filesystem */
-			struct bch_handle *fs = online_open(argv[optind], BCH_OPEN_OFFLINE_RO);
+			struct bch_handle *h = online_open(fs, BCH_OPEN_OFFLINE_RO);
 			struct printbuf err = PRINTBUF;
 			uint8_t uuid[16];
 			unsigned di;
 
-			if (bch_member_sb_read(devs[i], uuid, &di, &err))
+			if (bch_member_sb_read(a.devs[i], uuid, &di, &err))
 				online_die("%s", printbuf_str(&err));
-			if (memcmp(uuid, fs->uuid, 16))
-				online_die("%s is not a member of %s", devs[i], argv[optind]);
-			bch_handle_close(fs, NULL);
+			if (memcmp(uuid, h->uuid, 16))
+				online_die("%s is not a member of %s", a.devs[i], fs);
+			bch_handle_close(h, NULL);
 			printbuf_exit(&err);
 			idx = di;
 		}
 		if (idx >= 64)
-			cmd_usage_error(cmd_data_migrate_usage, "bad device index %s", devs[i]);
-		code = run_job(argv[optind], BCH_DATA_OP_MIGRATE, (unsigned)idx, "migrate");
+			cmd_usage_error(NULL, "bad device index %s", a.devs[i]);
+		code = run_job(fs, BCH_DATA_OP_MIGRATE, (unsigned)idx, "migrate");
 		if (code)
 			break;
 	}
 	return code;
 }
 
-const char cmd_data_scrub_usage[] =
-"Usage: bcachefs data scrub [OPTION]... FILESYSTEM\n"
-"Read every btree node and every copy of every extent and verify their\n"
-"checksums. A bad copy is rewritten from a good one; what has no good copy\n"
-"is reported (the file's path and where) and the exit status is 1.\n"
-"\n"
-FS_ARG
-"\n"
-"Options:\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
-
 int cmd_data_scrub(int argc, char *argv[])
 {
-	return plain_job(argc, argv, cmd_data_scrub_usage, "scrub", BCH_DATA_OP_SCRUB);
+	return plain_job(argc, argv, &scrub_def, "scrub", BCH_DATA_OP_SCRUB);
 }
