@@ -95,7 +95,7 @@ $(BUILD)/tests/replay: tests/crash/replay.c $(BUILD)/libbcachefs.a
 # libFuzzer targets (tests/fuzz/): clang, in their own BUILD dir (see fuzz-build).
 # The control-request decoder of the online commands joins this list (and
 # tests/fuzz/run.sh's) when it exists: tests/fuzz/README.md.
-FUZZ_TARGETS := super node journal extent strhash image ctl
+FUZZ_TARGETS := super node journal extent strhash image ctl mount
 FUZZ_BINS := $(FUZZ_TARGETS:%=$(BUILD)/tests/fuzz/fuzz_%)
 $(BUILD)/tests/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libbcachefs.a
 	@mkdir -p $(dir $@)

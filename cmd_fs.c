@@ -153,6 +153,72 @@ static size_t replicas_entries(struct bch_handle *h, const struct bch_sb *sb,
 	return nr;
 }
 
+/* What the mount found and repaired (BCH_CTL_INTEGRITY); have = false when not asked. */
+static struct integrity {
+	bool		have;
+	char		action[32];
+	bool		read_only;
+	uint64_t	nodes_bad, node_copies_repaired, data_bad, data_copies_repaired;
+} integ;
+
+static void integrity_read(struct bch_handle *h, struct integrity *in)
+{
+	const char *p;
+
+	memset(in, 0, sizeof(*in));
+	if (bch_ioctl(h, BCH_CTL_INTEGRITY, NULL) < 0)
+		return;
+	in->have = true;
+	for (p = printbuf_str(&h->msg); *p;) {
+		const char *nl = strchrnul(p, '\n');
+		char name[32], val[32];
+		unsigned v;
+
+		if (sscanf(p, "%31s %31s", name, val) == 2) {
+			if (!strcmp(name, "error_action"))
+				snprintf(in->action, sizeof(in->action), "%s", val);
+			else if (!strcmp(name, "read_only") && sscanf(val, "%u", &v) == 1)
+				in->read_only = v;
+			else if (!strcmp(name, "nodes_bad"))
+				sscanf(val, "%" SCNu64, &in->nodes_bad);
+			else if (!strcmp(name, "node_copies_repaired"))
+				sscanf(val, "%" SCNu64, &in->node_copies_repaired);
+			else if (!strcmp(name, "data_bad"))
+				sscanf(val, "%" SCNu64, &in->data_bad);
+			else if (!strcmp(name, "data_copies_repaired"))
+				sscanf(val, "%" SCNu64, &in->data_copies_repaired);
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+static void print_integrity_text(struct printbuf *out, const struct integrity *in)
+{
+	if (!in->have)
+		return;
+	pr_str(out, "\nDamage found since mounted (errors=");
+	pr_str(out, in->action);
+	pr_str(out, in->read_only ? ", read-only now):\n" : "):\n");
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "btree nodes with no good copy:", in->nodes_bad);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "btree node copies repaired:", in->node_copies_repaired);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "data reads with no good copy:", in->data_bad);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "data copies repaired on read:", in->data_copies_repaired);
+}
+
+static void print_integrity_json(struct json *j, const struct integrity *in)
+{
+	if (!in->have)
+		return;
+	json_obj_begin(j, "integrity");
+	json_str(j, "error_action", in->action);
+	json_bool(j, "read_only", in->read_only);
+	json_u64(j, "nodes_bad", in->nodes_bad);
+	json_u64(j, "node_copies_repaired", in->node_copies_repaired);
+	json_u64(j, "data_bad", in->data_bad);
+	json_u64(j, "data_copies_repaired", in->data_copies_repaired);
+	json_obj_end(j);
+}
+
 /*
  * The space accounting (BCH_CTL_SPACE, sectors): the same numbers statfs
  * gives df. A kernel does not answer it: then what BCH_IOCTL_USAGE says.
@@ -318,6 +384,7 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 	pr_buf(out, "\n%-20s", "  online reserved:");
 	col(out, u->fs.online_reserved, 12);
 	pr_char(out, '\n');
+	print_integrity_text(out, &integ);
 
 	if (nr_re) {
 		pr_buf(out, "\n%-30s%12s%14s\n", "By replicas entry (one copy):", "on disk", "uncompressed");
@@ -473,6 +540,7 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	print_integrity_json(&j, &integ);
 	json_obj_end(&j);
 	pr_char(out, '\n');
 }
@@ -575,6 +643,7 @@ static void fs_usage(const char *arg, bool json)
 	nr_re = replicas_entries(h, sb, &re);
 	space = xcalloc(1, sizeof(*space));
 	space_read(h, u, space);
+	integrity_read(h, &integ);
 
 	if (json)
 		print_json(&out, sb, u, space, rows, nr_rows, re, nr_re);

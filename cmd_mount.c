@@ -29,6 +29,7 @@
 #include "libbcachefs/admin/admin.h"
 #include "libbcachefs/btree/btree.h"
 #include "libbcachefs/btree/btree_update.h"
+#include "libbcachefs/core/integrity.h"
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/mount/ctl.h"
@@ -72,8 +73,11 @@ const char cmd_mount_usage[] =
 "                                nochanges the same as ro\n"
 "                                norecovery  with ro: the journal is read\n"
 "                                          into memory only (as ro does)\n"
-"                                errors=remount-ro  stop writing after an\n"
-"                                          error (what this mount does)\n"
+"                                errors=continue|remount-ro|panic  what a\n"
+"                                          damaged btree node does (default:\n"
+"                                          the superblock's error action):\n"
+"                                          EIO for what it covers; the mount\n"
+"                                          read-only; the mount ends\n"
 "                                compression=none|lz4|gzip|zstd,\n"
 "                                data_checksum=none|crc32c|crc64,\n"
 "                                data_replicas=N  new data of files without\n"
@@ -89,6 +93,13 @@ const char cmd_mount_usage[] =
 "                              from FILE (\"-\" = stdin)\n"
 "  -v, --verbose               print what opening the filesystem found\n"
 "  -h, --help                  display this help and exit\n"
+"\n"
+"Every btree node is verified (checksums, then the checks fsck makes) before\n"
+"it is used: a bad copy is read from another copy and rewritten, data read\n"
+"from another copy has its bad copy rewritten too; with no good copy the\n"
+"read fails with EIO, one line is logged and the error action is taken. A\n"
+"damaged root or interior node: nothing is mounted (run fsck), or with -o ro\n"
+"or -o degraded it is mounted read-only, serving what verifies.\n"
 "\n"
 "Unmount with umount(8) or fusermount3 -u MOUNTPOINT, or send SIGTERM: everything\n"
 "is written and the filesystem marked clean. Installed as mount.bcachefs, it is\n"
@@ -195,11 +206,10 @@ static bool mount_opt_2018(char *t, struct mount_opts *mo)
 				"run 'bcachefs fsck%s DEVICE' before mounting", t,
 				t[0] == 'f' && t[1] == 'i' ? " -y" : "");
 	if (opt_is(t, "errors", &v)) {
+		/* in the order of BCH_ON_ERROR_* (core/integrity.h) */
 		static const char *const modes[] = { "continue", "remount-ro", "panic", NULL };
 
-		if (opt_choice(t, v, modes) != 1)
-			cmd_usage_error(cmd_mount_usage, "-o %s: after an error this mount stops "
-					"writing (as errors=remount-ro); give that or leave it out", t);
+		mo->fo->errors = (!strcmp(v, "ro") ? BCH_ON_ERROR_RO : opt_choice(t, v, modes)) + 1;
 		return true;
 	}
 	if (opt_is(t, "data_checksum", &v)) {
@@ -330,7 +340,7 @@ int cmd_mount(int argc, char *argv[])
 		{ "help",		no_argument,		NULL, 'h' },
 		{ NULL }
 	};
-	struct bch_fs_opts fo = { .read_only = false, .ask_passphrase = true };
+	struct bch_fs_opts fo = { .read_only = false, .ask_passphrase = true, .verify = true };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct printbuf err = PRINTBUF, fsname = PRINTBUF, fuse_opts = PRINTBUF;
 	/* direct I/O by default: bench/20-mount-read.sh, ~2x kernel_cache */
@@ -429,6 +439,23 @@ int cmd_mount(int argc, char *argv[])
 		code = EXIT_USAGE;
 		goto out;
 	}
+	/* damage found from now on: a line each (core/integrity.h) */
+	c->integ.log = mount_log;
+	c->integ.log_arg = (void *)printbuf_str(&fsname);
+	if (bch_btree_verify_interior(c)) {
+		/* never an empty or wrong tree: nothing mounted, or read-only */
+		if (c->integ.panic || (!fo.read_only && !fo.degraded)) {
+			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies "
+				"(said above): run bcachefs fsck -f, or mount with -o ro to read what verifies%s; "
+				"nothing mounted\n", argv[optind],
+				c->integ.panic ? " (with errors=continue: errors=panic ends the mount)" : "");
+			goto out;
+		}
+		if (!fo.read_only)
+			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies: "
+				"mounted read-only, serving what verifies; run bcachefs fsck -f\n", argv[optind]);
+		fo.read_only = c->opts.read_only = true;
+	}
 	/* stale cached copies are judged by the alloc btree's bucket gens */
 	ret = bch_btree_read_bucket_gens(c, &err);
 	if (ret)
@@ -436,6 +463,11 @@ int cmd_mount(int argc, char *argv[])
 			bch_err_str(ret));
 	printbuf_reset(&err);
 	if (!fo.read_only) {
+		/*
+		 * the nodes read so far are read again by the start (every node):
+		 * a bad copy found before the engine could write is rewritten now
+		 */
+		bch_btree_cache_exit(c);
 		/* the journal replayed, every bucket in use marked: writable */
 		ret = bch_fs_rw_start(c, &err);
 		if (ret) {
@@ -444,8 +476,25 @@ int cmd_mount(int argc, char *argv[])
 				"(-o ro mounts it read-only)\n", argv[optind], bch_err_str(ret));
 			goto out;
 		}
-		bch_fs_rw_set_batch(c, true);
-		bo.rw = true;
+		if (c->integ.panic) {
+			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above) and errors=panic: "
+				"run bcachefs fsck; nothing mounted\n", argv[optind]);
+			bch_fs_rw_mark_damaged(c, &err);	/* for the next fsck */
+			bch_btree_rw_free(c);	/* nothing else was written: nothing to stop */
+			goto out;
+		}
+		if (bch_fs_writes_stopped(c)) {
+			/* nothing written but "not clean": the engine goes, the mount is read-only */
+			bch_fs_rw_mark_damaged(c, &err);
+			bch_btree_rw_free(c);
+			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above): mounted read-only "
+				"(errors=%s); run bcachefs fsck\n", argv[optind],
+				bch_fs_error_action_str(c->integ.action));
+			fo.read_only = c->opts.read_only = true;
+		} else {
+			bch_fs_rw_set_batch(c, true);
+			bo.rw = true;
+		}
 	}
 
 	/* libfuse's arguments */
@@ -558,7 +607,16 @@ out:
 		code = EXIT_FAIL;
 	}
 	printbuf_reset(&err);
-	if (c && c->rw) {
+	if (c && bf && (c->integ.panic || (c->rw && bch_fs_writes_stopped(c)))) {
+		/* the journal was written when the damage was found (fuse.c): nothing more */
+		mount_log(bo.log_arg ? bo.log_arg : (void *)"bcachefs",
+			  c->integ.panic ? "stopped after damage was found (errors=panic): nothing more written; "
+					   "the next fsck or mount replays the journal; run bcachefs fsck"
+					 : "unmounted without writing the btrees (read-only since damage was found); "
+					   "the next fsck or mount replays the journal; run bcachefs fsck");
+		if (c->integ.panic)
+			code = EXIT_FAIL;
+	} else if (c && c->rw) {
 		/* everything written, the filesystem marked clean */
 		ret = bch_fs_rw_stop(c, &err);
 		if (ret) {

@@ -27,6 +27,7 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "dev/super.h"
 
 struct bch_admin *bch_admin_new(struct bch_fs *c, bool mounted)
@@ -500,12 +501,24 @@ static void dev_names(struct bch_fs *c, struct printbuf *out)
 	}
 }
 
+void bch_fs_integrity_text(struct bch_fs *c, struct printbuf *out)
+{
+	const struct bch_fs_integrity *in = &c->integ;
+
+	pr_buf(out, "error_action %s\n", bch_fs_error_action_str(in->action));
+	pr_buf(out, "read_only %u\n", bch_fs_writes_stopped(c) ? 1 : 0);
+	pr_buf(out, "nodes_bad %" PRIu64 "\n", in->nodes_bad);
+	pr_buf(out, "node_copies_repaired %" PRIu64 "\n", in->node_copies_repaired);
+	pr_buf(out, "data_bad %" PRIu64 "\n", in->data_bad);
+	pr_buf(out, "data_copies_repaired %" PRIu64 "\n", in->data_copies_repaired);
+}
+
 /* ---- the dispatcher ------------------------------------------------------- */
 
 static bool needs_privilege(uint32_t nr)
 {
 	return nr != BCH_IOCTL_QUERY_UUID && nr != BCH_IOCTL_USAGE && nr != BCH_CTL_DEV_NAMES &&
-	       nr != BCH_CTL_REPLICAS_USAGE && nr != BCH_CTL_SPACE;
+	       nr != BCH_CTL_REPLICAS_USAGE && nr != BCH_CTL_SPACE && nr != BCH_CTL_INTEGRITY;
 }
 
 /* The argument's size must be what the number says (the transports check it too). */
@@ -587,6 +600,10 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		break;
 	case BCH_CTL_JOURNAL_FLUSH:
 		ret = bch_journal_flush(c, &out->msg);	/* nothing to do read-only */
+		break;
+	case BCH_CTL_INTEGRITY:
+		bch_fs_integrity_text(c, &out->msg);
+		ret = 0;
 		break;
 	default:
 		ret = bch_admin_dev_ioctl(a, call, out);

@@ -86,5 +86,13 @@ int bch_fs_usage_space(struct bch_fs *c, struct printbuf *out);
 struct bch_space;
 int bch_fs_space_walk(struct bch_fs *c, struct bch_space *s, struct printbuf *msg);
 
+/*
+ * Damage found and repaired since the open (core/integrity.h), one
+ * "NAME VALUE" line each: error_action, read_only (0/1: the writes
+ * stopped), nodes_bad, node_copies_repaired, data_bad,
+ * data_copies_repaired (BCH_CTL_INTEGRITY).
+ */
+void bch_fs_integrity_text(struct bch_fs *c, struct printbuf *out);
+
 
 #endif

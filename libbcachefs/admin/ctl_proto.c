@@ -40,7 +40,8 @@ size_t bch_ctl_arg_size(uint32_t nr)
 bool bch_ctl_known(uint32_t nr)
 {
 	return nr == BCH_CTL_DEV_NAMES || nr == BCH_CTL_REPLICAS_USAGE ||
-	       nr == BCH_CTL_JOURNAL_FLUSH || nr == BCH_CTL_SPACE || bch_ctl_arg_size(nr);
+	       nr == BCH_CTL_JOURNAL_FLUSH || nr == BCH_CTL_SPACE || nr == BCH_CTL_INTEGRITY ||
+	       bch_ctl_arg_size(nr);
 }
 
 int bch_ctl_req_decode(const void *buf, size_t len, struct bch_ctl_req *req,

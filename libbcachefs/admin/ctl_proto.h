@@ -61,6 +61,12 @@ struct printbuf;
 #define BCH_CTL_JOURNAL_FLUSH	_IO(0xbd, 3)
 /* The space accounting: lines of bch_fs_usage_space() (admin.h). */
 #define BCH_CTL_SPACE		_IO(0xbd, 8)
+/*
+ * What the running filesystem found and did about damage since it was
+ * mounted (core/integrity.h): "NAME VALUE\n" lines of bch_fs_integrity_text()
+ * (admin.h) in the reply message.
+ */
+#define BCH_CTL_INTEGRITY	_IO(0xbd, 9)
 
 struct bch_ctl_req_hdr {
 	uint32_t	magic;

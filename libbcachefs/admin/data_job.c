@@ -52,6 +52,7 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "fs/io_read.h"
 #include "dev/super.h"
 
@@ -946,6 +947,58 @@ out:
 	printbuf_exit(&why);
 	printbuf_exit(&w);
 	return ret < 0 ? ret : (int)written;
+}
+
+/*
+ * Repair on read (core/integrity.h): the extents of @r->inode over
+ * sectors [@r->start, @r->end), one of whose copies failed while the
+ * mount read them, go through scrub's check and repair, one transaction
+ * each. The caller holds the engine lock. Returns the copies rewritten;
+ * what was done (or why not) is in @log, a line each.
+ */
+int bch_data_repair(struct bch_fs *c, const struct bch_repair_req *r, struct printbuf *log)
+{
+	struct bch_job j = { .c = c };
+	struct mover mv = { .c = c, .j = &j };
+	struct scrub_state s = { 0 };
+	struct printbuf ignore = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k, *keys = NULL;
+	size_t nr = 0;
+	uint64_t done = 0;
+	int ret = 0;
+
+	pthread_mutex_init(&j.lock, NULL);
+	mv.scrub = &s;
+	/* copies first: each repair commits, and the iterator sees commits later */
+	bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H(r->inode, r->start), &ignore);
+	while (!bch_btree_iter_peek(&iter, &k) && k && k->k.p.inode == r->inode &&
+	       bkey_start_pos(&k->k).offset < r->end) {
+		keys = xrealloc(keys, (nr + 1) * sizeof(*keys));
+		keys[nr] = *k;
+		keys[nr].v = xmalloc(k->v_bytes ?: 1);
+		memcpy((void *)keys[nr].v, k->v, k->v_bytes);
+		nr++;
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	for (size_t i = 0; i < nr && ret >= 0; i++)
+		ret = scrub_extent(&mv, &keys[i], &done);
+	mover_close(&mv);
+	mover_exit(&mv);
+	pr_str(log, printbuf_str(&j.report));
+	for (size_t i = 0; i < s.nr_bad; i++)
+		pr_buf(log, "inode %" PRIu64 " at byte %" PRIu64 ": %s\n", s.bad[i].inum,
+		       s.bad[i].offset, s.bad[i].what);
+	c->integ.data_copies_repaired += j.repaired;
+	for (size_t i = 0; i < nr; i++)
+		free((void *)keys[i].v);
+	free(keys);
+	free(s.bad);
+	printbuf_exit(&j.report);
+	printbuf_exit(&ignore);
+	pthread_mutex_destroy(&j.lock);
+	return ret < 0 ? ret : (int)j.repaired;
 }
 
 /* ---- btree phases ------------------------------------------------------------------- */

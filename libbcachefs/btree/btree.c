@@ -11,6 +11,7 @@
  * the successor of the leaf's max key by descending again. The cache makes
  * the repeated descents cheap.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +20,7 @@
 #include "util/errcode.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "journal/journal.h"
 #include "btree/node.h"
 #include "util/util.h"
@@ -482,6 +484,9 @@ static int iter_load_leaf(struct btree_iter *iter)
 		if (ret) {
 			iter_error(iter);
 			n = NULL;
+			/* the running filesystem: an error, never an empty range */
+			if (c->opts.verify && !iter->skip_bad)
+				return ret;
 			break;			/* the range of the node is lost */
 		}
 		if (!n->level)
@@ -660,11 +665,15 @@ static int walk_node(struct walk *w, const struct bkey_ref *ptr,
 		.btree_id = w->btree_id, .level = exp->level,
 		.root_level = w->root_level, .ptr = ptr,
 	};
-	struct btree_node_h *n = NULL;
+	struct btree_node_h *n = NULL, *salvaged = NULL;
 	int ret;
 	size_t i;
 
 	v.read_err = bch_btree_node_get(w->c, ptr, exp, &n, w->err);
+	if (v.read_err && w->c->opts.verify &&
+	    btree_node_read_salvage(w->c, ptr, exp, &salvaged))
+		salvaged = NULL;
+	v.salvaged = salvaged;
 	if (!v.read_err && n->level) {
 		struct bpos_h min = n->min_key;
 
@@ -678,6 +687,7 @@ static int walk_node(struct walk *w, const struct bkey_ref *ptr,
 			ret = walk_node(w, &n->keys[i], &cexp);
 			if (ret) {
 				bch_btree_node_put(w->c, n);
+				btree_node_free(salvaged);
 				return ret;
 			}
 			if (!pos_successor(w->btree_id, n->keys[i].k.p, &min))
@@ -687,6 +697,7 @@ static int walk_node(struct walk *w, const struct bkey_ref *ptr,
 	v.n = n;
 	ret = w->fn(w->arg, &v);
 	bch_btree_node_put(w->c, n);
+	btree_node_free(salvaged);
 	return ret;
 }
 
@@ -718,6 +729,63 @@ int bch_btree_walk_nodes(struct bch_fs *c, unsigned btree_id,
 	return walk_node(&w, &root->key, &exp);
 }
 
+/* ---- the mount's check of the interior nodes ---- */
+
+static int verify_interior(struct bch_fs *c, const struct bkey_ref *ptr,
+			   const struct btree_node_expect *exp)
+{
+	struct btree_node_h *n;
+	struct bpos_h min;
+	int ret = bch_btree_node_get(c, ptr, exp, &n, NULL), r;
+
+	if (ret || n->level < 2)
+		goto out;
+	min = n->min_key;
+	for (size_t i = 0; i < n->nr_keys; i++) {
+		struct btree_node_expect cexp = {
+			.btree_id = exp->btree_id, .level = n->level - 1,
+			.min_key = min, .max_key = n->keys[i].k.p, .check_min = true,
+		};
+
+		/* every bad node is said, the first error returned */
+		r = verify_interior(c, &n->keys[i], &cexp);
+		ret = ret ?: r;
+		if (!pos_successor(exp->btree_id, n->keys[i].k.p, &min))
+			break;
+	}
+out:
+	bch_btree_node_put(c, n);	/* (NULL when the read failed) */
+	return ret;
+}
+
+int bch_btree_verify_interior(struct bch_fs *c)
+{
+	int ret = 0;
+
+	for (unsigned id = 0; id < BCH_NR_BTREES; id++) {
+		const struct btree_root_h *root = &c->roots[id];
+		struct btree_node_expect exp;
+		int r;
+
+		if (!root->present)
+			continue;
+		if (root->level >= BTREE_ITER_MAX_DEPTH) {
+			char why[64];
+
+			snprintf(why, sizeof(why), "its root's level %u is too deep", root->level);
+			r = bch_fs_node_bad(c, id, root->level, POS_H_MIN, POS_H_MAX, why);
+		} else {
+			exp = (struct btree_node_expect) {
+				.btree_id = id, .level = root->level,
+				.min_key = POS_H_MIN, .max_key = root->key.k.p, .check_min = true,
+			};
+			r = verify_interior(c, &root->key, &exp);
+		}
+		ret = ret ?: r;
+	}
+	return ret;
+}
+
 /* ---- bucket gens from the alloc btree ---- */
 
 int bch_btree_read_bucket_gens(struct bch_fs *c, struct printbuf *err)
@@ -735,6 +803,8 @@ int bch_btree_read_bucket_gens(struct bch_fs *c, struct printbuf *err)
 	}
 
 	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, err);
+	/* a leaf with no good copy: its buckets' gens stay unknown (0) */
+	iter.skip_bad = true;
 	while (!(ret = bch_btree_iter_next(&iter, &k)) && k) {
 		struct bch_member_dev *d = k->k.p.inode < BCH_FS_MAX_DEVS
 			? c->devs[k->k.p.inode] : NULL;

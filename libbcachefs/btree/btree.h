@@ -17,7 +17,9 @@
  * Problems found in nodes (bad checksums, topology errors) are written to
  * the printbuf given at init and counted in iter.nr_errors (also added to
  * c->nr_errors); a node that cannot be read at all makes its key range
- * empty, is counted, and iteration goes on with the next node.
+ * empty, is counted, and iteration goes on with the next node. With
+ * c->opts.verify (the mount: core/integrity.h) such a node is an error
+ * of the iterator instead (EIO), unless it sets skip_bad.
  */
 #ifndef BCH_BTREE_H
 #define BCH_BTREE_H
@@ -81,6 +83,13 @@ struct btree_iter {
 	struct node_arena	*arena;
 	/* the leaf whose buffer keys[] points into: held until the next leaf */
 	struct btree_node_h	*leaf;
+	/*
+	 * With c->opts.verify a node with no good copy is an error
+	 * (-BCH_ERR_btree_node_unverified, sticky) for every reader but the
+	 * ones that set this before the first peek: its range is then empty
+	 * and counted, as for fsck (marking what is in use, bucket gens).
+	 */
+	bool			skip_bad;
 
 	unsigned long		nr_errors;
 };
@@ -135,6 +144,12 @@ struct btree_node_visit {
 	const struct bkey_ref	*ptr;		/* key that points at the node */
 	const struct btree_node_h *n;		/* NULL if the node could not be read */
 	int			read_err;
+	/*
+	 * n NULL with c->opts.verify: the node as fsck's reader takes it, if
+	 * any copy parses (btree_node_read_salvage(): not to be trusted; for
+	 * the buckets it may reference)
+	 */
+	const struct btree_node_h *salvaged;
 };
 
 /*
@@ -146,6 +161,14 @@ struct btree_node_visit {
 int bch_btree_walk_nodes(struct bch_fs *c, unsigned btree_id,
 			 int (*fn)(void *arg, const struct btree_node_visit *v),
 			 void *arg, struct printbuf *err);
+
+/*
+ * The mount's check before it serves anything (issue 22): with
+ * c->opts.verify, read the root and every interior node of every btree
+ * (not the leaves). 0, or the error of the first node with no good copy
+ * (each one is reported through bch_fs_node_bad(), core/integrity.h).
+ */
+int bch_btree_verify_interior(struct bch_fs *c);
 
 /*
  * Fill c->devs[]->bucket_gens (allocated here when NULL; buckets without

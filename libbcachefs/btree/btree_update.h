@@ -215,6 +215,14 @@ void bch_fs_rw_mark_in_use(struct bch_fs *c, unsigned btree_id, const struct bke
  * supersede the old ones (bad journal entries found at open).
  */
 void bch_fs_rw_want_checkpoint(struct bch_fs *c);
+/*
+ * A node with no good copy was found (core/integrity.h): the filesystem is
+ * marked not clean now (its superblocks written once, also after the
+ * writes stopped, which is not writing over anything damaged), and
+ * bch_fs_rw_stop() leaves it so: the next fsck -n or -p checks it. No-op
+ * when the engine is not started or a write failed.
+ */
+int bch_fs_rw_mark_damaged(struct bch_fs *c, struct printbuf *err);
 
 /* ---- for the data write path (io_write.c) ---- */
 

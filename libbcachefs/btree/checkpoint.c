@@ -18,6 +18,7 @@
 #include "btree/checkpoint.h"
 #include "btree/engine.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "btree/sb_write.h"
@@ -341,7 +342,16 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 	int ret;
 
 	ret = bch_btree_node_get(c, ptr, &exp, &n, err);
-	if (ret && forced_is(c, id, level, max)) {
+	if (ret && c->opts.verify && !bch_btree_journal_keys_in(c, id, min, max)) {
+		/*
+		 * The running filesystem (core/integrity.h): a node with no good
+		 * copy that a data job asked to rewrite stays as it is, for fsck:
+		 * never rebuilt from less, never rewritten as if valid
+		 */
+		bulk_keys_add(out, &ptr->k, ptr->v, ptr->v_bytes);
+		return 0;
+	}
+	if (ret && forced_is(c, id, level, max) && !c->opts.verify) {
 		printbuf_reset(err);	/* fsck reported it */
 		return rebuild_lost_node(c, id, level, min, max, out, err);
 	}
@@ -593,7 +603,7 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	unsigned id;
 	int ret = 0;
 
-	if (!rw || rw->failed) {
+	if (!rw || rw->failed || bch_fs_writes_stopped(c)) {
 		pr_str(err, "filesystem is not writable\n");
 		return -EROFS;
 	}
@@ -653,10 +663,16 @@ int bch_btree_rw_stop(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem left as its journal says (an earlier write failed)\n");
 		return -EIO;
 	}
+	if (bch_fs_writes_stopped(c)) {
+		bch_rw_free(c);
+		pr_str(err, "filesystem left as its journal says (read-only since damage was found)\n");
+		return -EROFS;
+	}
 	if (c->overlay.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint ||
 	    rw->open_live)
 		ret = bch_fs_checkpoint(c, err);
-	if (!ret && rw->unclean)
+	/* damage found: not clean, for the next fsck (bch_fs_rw_mark_damaged()) */
+	if (!ret && rw->unclean && !c->integ.nodes_bad)
 		ret = bch_rw_sb_write_all(c, true, err);
 	bch_rw_free(c);
 	return ret;

@@ -15,6 +15,7 @@
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "dev/super.h"
 
 bool bch_fs_rw(struct bch_fs *c)
@@ -33,6 +34,9 @@ void bch_fs_rw_stats(const struct bch_fs *c, struct bch_rw_stats *s)
 
 /* ---- start: what is in use ---------------------------------------------- */
 
+static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint64_t sectors,
+			   int sign, uint64_t seq);
+
 static int mark_node(void *arg, const struct btree_node_visit *v)
 {
 	struct bch_fs_rw *rw = arg;
@@ -42,6 +46,10 @@ static int mark_node(void *arg, const struct btree_node_visit *v)
 	if (v->ptr)
 		bch_alloc_mark_btree_ptr(&rw->a, v->ptr, &ignore);
 	printbuf_exit(&ignore);
+	/* a leaf that fails verification: what it may reference stays in use */
+	if (v->salvaged && v->btree_id == BTREE_ID_EXTENTS && !v->level)
+		for (size_t i = 0; i < v->salvaged->nr_keys; i++)
+			account_extent(rw, &v->salvaged->keys[i], v->salvaged->keys[i].k.size, 1, 0);
 	rw->nr_nodes++;
 	return 0;
 }
@@ -136,6 +144,7 @@ static int mark_in_use(struct bch_fs *c, struct printbuf *err)
 
 	/* buckets that have an alloc key keep one */
 	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, &scratch);
+	iter.skip_bad = true;	/* (nodes with no good copy: core/integrity.h) */
 	while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
 		struct bch_dev_alloc *d = k->k.p.inode < BCH_ALLOC_MAX_DEVS
 			? rw->a.devs[k->k.p.inode] : NULL;
@@ -151,6 +160,7 @@ static int mark_in_use(struct bch_fs *c, struct printbuf *err)
 
 	if (!ret) {
 		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H_MIN, &scratch);
+		iter.skip_bad = true;
 		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
 			if (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)
 				mark_extent(rw, k);

@@ -22,6 +22,8 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
+#include "dev/dev.h"
 #include "journal/journal.h"
 #include "btree/node.h"
 #include "util/util.h"
@@ -991,21 +993,127 @@ static void copy_failed(struct printbuf *bad, const char *where)
 	pr_str(bad, where);
 }
 
+/* ---- verification of the running filesystem (core/integrity.h) ---- */
+
+/*
+ * What fsck checks of a node beyond the parser's own checks: every key
+ * valid in this filesystem (pointers inside member devices; staleness is
+ * GC's business), and an interior node's children covering its range to
+ * its end. False with the reason in @why.
+ */
+static bool node_keys_verify(struct bch_fs *c, const struct btree_node_h *n,
+			     struct printbuf *why)
+{
+	struct bkey_fs_ctx ctx;
+
+	bch_fs_key_ctx(c, &ctx);
+	ctx.bucket_gen = NULL;
+	for (size_t i = 0; i < n->nr_keys; i++)
+		if (bch_bkey_validate_fs(n->btree_id, n->level, &n->keys[i], &ctx, why))
+			return false;
+	if (n->level && (!n->nr_keys || !bpos_eq(n->keys[n->nr_keys - 1].k.p, n->max_key))) {
+		pr_str(why, "topology: the last child does not end at the node's max key");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The reason of a bad copy for the one log line: the first message of
+ * the parser without the node it names (the line says it), up to its
+ * first "; ".
+ */
+static void copy_reason(struct printbuf *out, const char *msgs)
+{
+	const char *p = msgs, *e, *cut;
+
+	for (cut = p; (cut = strchr(cut, ')')); cut++)
+		if (cut[1] == ':' || cut[1] == ',') {
+			p = cut + 2 + (cut[2] == ' ');
+			break;
+		}
+	e = strchrnul(p, '\n');
+	cut = strstr(p, "; ");
+	if (cut && cut < e)
+		e = cut;
+	pr_bytes(out, p, (size_t)(e - p));
+}
+
+/* May a bad copy be rewritten from a good one now (a writable mount)? */
+static bool may_repair(struct bch_fs *c, unsigned dev)
+{
+	return c->opts.verify && !c->opts.read_only && c->rw && !bch_fs_writes_stopped(c) &&
+	       bch_dev_present(c, dev) && c->devs[dev]->io->rw;
+}
+
+struct bad_copy {
+	unsigned	dev;
+	uint64_t	sector;
+	char		why[200];
+};
+
+/*
+ * Copies @bad[0..@nr) of a node failed to verify and the copy at
+ * @good_where did, with bytes @raw as read: each bad one is rewritten
+ * with them where the writable mount may (the node is reachable: its
+ * buckets are not reused meanwhile), else only said. One line each.
+ */
+static void copies_repair(struct bch_fs *c, const struct btree_node_expect *exp,
+			  const struct bad_copy *bad, unsigned nr, const void *raw,
+			  size_t bytes, const char *good_where)
+{
+	struct printbuf r = PRINTBUF;
+
+	bch_bpos_to_text(&r, exp->min_key);
+	pr_str(&r, " - ");
+	bch_bpos_to_text(&r, exp->max_key);
+	for (unsigned i = 0; i < nr; i++) {
+		const char *done = c->opts.read_only
+			? "read from %s instead (a read-only mount writes nothing)"
+			: bch_fs_writes_stopped(c)
+			? "read from %s instead (nothing is written since damage was found)"
+			: "read from %s instead (rewritten once the filesystem is writable)";
+		char then[160];
+
+		if (raw && may_repair(c, bad[i].dev)) {
+			if (!dev_pwrite(c->devs[bad[i].dev]->io, raw, bytes, bad[i].sector << 9)) {
+				c->integ.node_copies_repaired++;
+				done = "rewritten from %s";
+			} else {
+				done = "read from %s instead (rewriting it failed)";
+			}
+		}
+		snprintf(then, sizeof(then), done, good_where);
+		bch_fs_log(c, "btree %s level %u range %s: copy on dev %u sector %llu fails to verify (%s): %s",
+			   btree_name(exp->btree_id), exp->level, printbuf_str(&r), bad[i].dev,
+			   (unsigned long long)bad[i].sector, bad[i].why, then);
+	}
+	printbuf_exit(&r);
+}
+
 /*
  * Read the node that btree pointer key @ptr points to (60: "which copy"):
  * the first copy on a present device that parses and whose checksums all
  * verify is used; the messages of copies that were not used are dropped
  * and replaced by one note. When every copy has checksum errors the
  * first one that parsed is used, with its messages.
+ *
+ * With c->opts.verify (the mount) a copy is used only when it passes
+ * every check (no message at all, every key valid here); copies that
+ * failed before it are rewritten from it; with none, the node is
+ * reported (bch_fs_node_bad()) and not used.
  */
-int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
-		    const struct btree_node_expect *exp,
-		    struct btree_node_h **ret, struct printbuf *err)
+static int node_read(struct bch_fs *c, const struct bkey_ref *ptr,
+		     const struct btree_node_expect *exp, bool verify,
+		     struct btree_node_h **ret, struct printbuf *err)
 {
 	struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
 	struct btree_node_ctx ctx;
 	struct btree_node_h *fallback = NULL;
 	struct printbuf fallback_msg = PRINTBUF, all_msg = PRINTBUF, bad = PRINTBUF;
+	struct printbuf why = PRINTBUF;
+	struct bad_copy bad_copies[BCH_REPLICAS_MAX];
+	unsigned nr_bad_copies = 0;
 	size_t bytes = (size_t)c->btree_node_size * 512;
 	int nr, i, r = -BCH_ERR_btree_node_read;
 
@@ -1015,6 +1123,9 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 		if (err)
 			pr_buf(err, "btree %s level %u: bad btree pointer value (%u bytes): node not read\n",
 			       btree_name(exp->btree_id), exp->level, ptr->v_bytes);
+		if (verify)
+			return bch_fs_node_bad(c, exp->btree_id, exp->level, exp->min_key,
+					       exp->max_key, "its pointer has a bad value");
 		return -BCH_ERR_btree_node_invalid;
 	}
 	btree_node_ctx_init(&ctx, c);
@@ -1023,7 +1134,8 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 		struct printbuf msg = PRINTBUF;
 		struct btree_node_h *n;
 		char where[64];
-		void *buf;
+		void *buf, *raw = NULL;
+		bool good;
 		int e;
 
 		snprintf(where, sizeof(where), "dev %u sector %llu", ptrs[i].dev,
@@ -1043,20 +1155,63 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 			free(buf);
 			r = e;
 			copy_failed(&bad, where);
+			if (verify) {
+				bad_copies[nr_bad_copies] = (struct bad_copy) {
+					.dev = ptrs[i].dev, .sector = ptrs[i].offset,
+				};
+				snprintf(bad_copies[nr_bad_copies++].why, sizeof(bad_copies[0].why),
+					 "read error: %s", bch_err_str(e));
+				pr_buf(&why, "%s%s: read error: %s", why.pos ? "; " : "", where,
+				       bch_err_str(e));
+			}
 			continue;
+		}
+		/* the bytes as read, for the copies that failed before this one */
+		if (nr_bad_copies && may_repair(c, bad_copies[0].dev)) {
+			raw = xmalloc(bytes);
+			memcpy(raw, buf, bytes);
 		}
 		e = btree_node_parse(&ctx, exp, buf, bytes, where, &n, &msg);
 		pr_str(&all_msg, printbuf_str(&msg));
+		good = !e && !n->csum_errors;
+		if (good && verify && n->nr_errors)
+			good = false;
+		if (good && verify) {
+			struct printbuf kwhy = PRINTBUF;
+
+			good = node_keys_verify(c, n, &kwhy);
+			if (!good) {
+				pr_buf(&msg, "btree node %s (btree %s level %u): %s\n", where,
+				       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
+				pr_buf(&all_msg, "btree node %s (btree %s level %u): %s\n", where,
+				       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
+			}
+			printbuf_exit(&kwhy);
+		}
+		if (!good && verify) {
+			struct printbuf one = PRINTBUF;
+
+			copy_reason(&one, msg.pos ? printbuf_str(&msg) : bch_err_str(e));
+			bad_copies[nr_bad_copies] = (struct bad_copy) {
+				.dev = ptrs[i].dev, .sector = ptrs[i].offset,
+			};
+			snprintf(bad_copies[nr_bad_copies++].why, sizeof(bad_copies[0].why), "%s",
+				 printbuf_str(&one));
+			pr_buf(&why, "%s%s: %s", why.pos ? "; " : "", where, printbuf_str(&one));
+			printbuf_exit(&one);
+		}
 		if (e) {
 			r = e;
 			copy_failed(&bad, where);
 			printbuf_exit(&msg);
+			free(raw);
 			continue;
 		}
 		n->dev = ptrs[i].dev;
 		n->sector = ptrs[i].offset;
-		if (!n->csum_errors) {
+		if (good) {
 			btree_node_free(fallback);
+			fallback = NULL;
 			if (err) {
 				if (bad.pos)
 					pr_buf(err, "btree %s level %u: node copy %s unusable, read from %s\n",
@@ -1064,13 +1219,17 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 					       printbuf_str(&bad), where);
 				pr_str(err, printbuf_str(&msg));
 			}
+			if (nr_bad_copies)
+				copies_repair(c, exp, bad_copies, nr_bad_copies, raw, bytes, where);
+			free(raw);
 			printbuf_exit(&msg);
 			*ret = n;
 			r = 0;
 			goto out;
 		}
+		free(raw);
 		copy_failed(&bad, where);
-		if (!fallback) {
+		if (!fallback && !verify) {
 			fallback = n;
 			fallback_msg = msg;
 		} else {
@@ -1084,12 +1243,31 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 			pr_str(err, printbuf_str(&fallback_msg));
 		*ret = fallback;
 		r = 0;
-	} else if (err) {
-		pr_str(err, printbuf_str(&all_msg));
+	} else {
+		if (err)
+			pr_str(err, printbuf_str(&all_msg));
+		/* damage, not members that are missing: the error action */
+		if (verify && nr_bad_copies)
+			r = bch_fs_node_bad(c, exp->btree_id, exp->level, exp->min_key,
+					    exp->max_key, printbuf_str(&why));
 	}
 out:
 	printbuf_exit(&fallback_msg);
 	printbuf_exit(&all_msg);
 	printbuf_exit(&bad);
+	printbuf_exit(&why);
 	return r;
+}
+
+int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
+		    const struct btree_node_expect *exp,
+		    struct btree_node_h **ret, struct printbuf *err)
+{
+	return node_read(c, ptr, exp, c->opts.verify, ret, err);
+}
+
+int btree_node_read_salvage(struct bch_fs *c, const struct bkey_ref *ptr,
+			    const struct btree_node_expect *exp, struct btree_node_h **ret)
+{
+	return node_read(c, ptr, exp, false, ret, NULL);
 }

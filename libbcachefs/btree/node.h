@@ -109,10 +109,25 @@ void btree_node_ctx_init(struct btree_node_ctx *ctx, struct bch_fs *c);
  * Read the node that btree pointer key @ptr points to: try each pointer
  * in turn (present device, checksums verify), fall back to the first copy
  * that parsed when every copy has checksum errors.
+ *
+ * With c->opts.verify (the running filesystem, core/integrity.h) a copy
+ * is used only when nothing at all is wrong with it (no message, every
+ * key valid in this filesystem, an interior node's children covering its
+ * range); the copies that failed before the one used are rewritten from
+ * it (a writable mount) and each is logged; with no good copy the node
+ * goes to bch_fs_node_bad() and the error is returned: never a node
+ * that failed a check.
  */
 int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 		    const struct btree_node_expect *exp,
 		    struct btree_node_h **ret, struct printbuf *err);
+/*
+ * The node as fsck's reader takes it (the fallback above, whatever
+ * c->opts.verify says), nothing reported: for what a node that failed
+ * verification may reference (its buckets stay in use), never to serve.
+ */
+int btree_node_read_salvage(struct bch_fs *c, const struct bkey_ref *ptr,
+			    const struct btree_node_expect *exp, struct btree_node_h **ret);
 
 void btree_node_free(struct btree_node_h *n);
 

@@ -79,6 +79,11 @@ int bch_rw_replicas_sync(struct bch_fs *c, struct printbuf *err)
 	return c->rw->a.replicas.changed ? bch_rw_sb_write_all(c, !c->rw->unclean, err) : 0;
 }
 
+int bch_fs_rw_mark_damaged(struct bch_fs *c, struct printbuf *err)
+{
+	return c->rw && !c->rw->failed ? bch_rw_mark_unclean(c, err) : 0;
+}
+
 int bch_fs_rw_write_sb(struct bch_fs *c, struct printbuf *err)
 {
 	if (!c->rw || c->rw->failed) {

@@ -15,6 +15,7 @@
 #include "btree/engine.h"
 #include "btree/sb_write.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "util/errcode.h"
 
 void bch_trans_init(struct btree_trans *t, struct bch_fs *c)
@@ -114,6 +115,9 @@ static int trans_validate(struct btree_trans *t, struct printbuf *err)
 			       bch_btree_id_str(u->btree_id), u->k.k.p.inode, u->k.k.p.offset);
 			return -EINVAL;
 		}
+		ret = bch_fs_write_allowed(t->c, u->btree_id, &u->k.k, err);
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -160,7 +164,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	size_t i = 0;
 	int ret;
 
-	if (!rw || rw->failed) {
+	if (!rw || rw->failed || bch_fs_writes_stopped(c)) {
 		pr_str(err, "filesystem is not writable\n");
 		trans_reset(t);
 		return -EROFS;
@@ -204,7 +208,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	if (ret) {
 		if (i < t->nr && i)
 			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
-		if (ret != -EINVAL)
+		if (ret != -EINVAL && ret != -BCH_ERR_btree_node_unverified)
 			rw->failed = true;
 	} else {
 		rw->stats.commits++;

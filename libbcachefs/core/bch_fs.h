@@ -59,6 +59,16 @@ struct bch_fs_opts {
 	bool			ask_passphrase;	/* prompt on the tty when no key is found */
 	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */
 	int			verbose;
+	/*
+	 * The running filesystem's rules for damage (core/integrity.h,
+	 * issue 22): every btree node is verified before any key of it is
+	 * used, a node with no copy that verifies is an error (never read
+	 * as empty or as it is), bad copies are rewritten from good ones.
+	 * Off: the readers of fsck, list, extract take what they can.
+	 */
+	bool			verify;
+	/* what a damaged node does (errors=): 0 the superblock's, else BCH_ON_ERROR_* + 1 */
+	unsigned		errors;
 	struct fsck_state	*fsck;		/* where problems found while reading go (NULL: counted only) */
 	/*
 	 * Mount options over the filesystem's defaults for new data (an
@@ -68,6 +78,39 @@ struct bch_fs_opts {
 	unsigned		data_checksum;	/* enum bch_csum_opt + 1 */
 	unsigned		compression;	/* enum bch_compression_opt + 1 */
 	unsigned		data_replicas;	/* copies + 1 */
+};
+
+/* A key range of a btree whose node has no copy that verifies. */
+struct bch_bad_range {
+	unsigned		btree_id;
+	struct bpos_h		min, max;
+};
+
+/* A file range read from another copy: its bad copies are to be rewritten. */
+struct bch_repair_req {
+	uint64_t		inode;
+	uint64_t		start, end;	/* sectors */
+};
+
+/* Damage found by the running filesystem, and what it does about it. */
+struct bch_fs_integrity {
+	unsigned		action;		/* BCH_ON_ERROR_* in force */
+	bool			writes_stopped;	/* errors=remount-ro tripped (or unsafe to write) */
+	bool			panic;		/* errors=panic tripped: the mount ends now */
+	/* where the one line per problem goes (the mount's log); NULL: nowhere */
+	void			(*log)(void *arg, const char *msg);
+	void			*log_arg;
+
+	struct bch_bad_range	*bad;
+	size_t			nr_bad;
+	struct bch_repair_req	*repairs;	/* taken by the mount (admin/data_job.c) */
+	size_t			nr_repairs;
+
+	/* counted since the open (fs usage) */
+	uint64_t		nodes_bad;	/* nodes with no good copy */
+	uint64_t		node_copies_repaired;
+	uint64_t		data_bad;	/* extents read with no good copy */
+	uint64_t		data_copies_repaired;
 };
 
 struct bch_fs {
@@ -127,6 +170,8 @@ struct bch_fs {
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;
+
+	struct bch_fs_integrity	integ;		/* core/integrity.h */
 };
 
 /* Is member @i here (its device open)? */

@@ -19,6 +19,7 @@
 #include "btree/btree.h"
 #include "btree/btree_update.h"
 #include "codec/crypto.h"
+#include "core/integrity.h"
 #include "dev/dev.h"
 #include "fs/io_write.h"
 #include "util/errcode.h"
@@ -430,6 +431,7 @@ int bch_fs_open(char * const *devs, unsigned nr, const struct bch_fs_opts *opts,
 	if (r)
 		goto err;
 	fill_geometry(c);
+	bch_fs_integrity_init(c);
 	r = check_devices(c, err);
 	if (r)
 		goto err;
@@ -471,6 +473,7 @@ void bch_fs_close(struct bch_fs *c)
 	bch_btree_rw_free(c);
 	printbuf_exit(&c->rw_start_err);
 	bch_btree_cache_exit(c);
+	bch_fs_integrity_exit(c);
 	bch_journal_free(&c->journal);
 	bch_overlay_clear(&c->overlay);
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {

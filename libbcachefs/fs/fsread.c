@@ -294,7 +294,7 @@ int bch_lookup_path(struct bch_fs *c, const char *path, uint64_t *inum,
 static int walk_end(struct btree_iter *iter, struct printbuf *ierr, struct printbuf *err,
 		    unsigned long *nr_bad, int ret)
 {
-	if (iter->nr_errors) {
+	if (iter->nr_errors && ret >= 0) {
 		pr_str(err, printbuf_str(ierr));
 		if (nr_bad)
 			*nr_bad += iter->nr_errors;

@@ -19,6 +19,7 @@
 #include "bkey/extents.h"
 #include "format/format.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "fs/io_read.h"
 #include "util/util.h"
 
@@ -394,13 +395,23 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 		rc = &local;
 	for (i = 0; i < nr_order; i++) {
 		ret = read_ptr(c, &k->k, &order[i], sector_in_key, nr, buf, rc, err);
-		if (!ret)
+		if (!ret) {
+			/*
+			 * The running filesystem has the copies that failed
+			 * rewritten from a good one (core/integrity.h)
+			 */
+			if (i && c->opts.verify && !c->opts.read_only)
+				bch_fs_repair_want(c, k->k.p.inode, bkey_start_pos(&k->k).offset,
+						   k->k.p.offset);
 			goto out;
+		}
 		if (ret == -ENOMEM || ret == -BCH_ERR_no_key)
 			break;
 		if (i + 1 < nr_order)
 			rc->nr_retries++;
 	}
+	if (c->opts.verify && ret != -ENOMEM && ret != -BCH_ERR_no_key)
+		c->integ.data_bad++;
 	/* every copy failed: never leave partial or unverified data behind */
 	memset(buf, 0, bytes);
 out:

@@ -41,7 +41,9 @@
 #include "util/errcode.h"
 #include "format/format.h"
 #include "btree/btree_update.h"
+#include "admin/data_job.h"
 #include "core/bch_fs.h"
+#include "core/integrity.h"
 #include "fs/fsops.h"
 #include "fs/fsread.h"
 #include "bkey/inode.h"
@@ -91,6 +93,8 @@ struct bch_fuse {
 
 	bool			readahead_done;
 	bool			statfs_done;
+	/* damage found (core/integrity.h): the journal written, the session ended */
+	bool			damage_marked, stop_done, panic_done;
 	struct bch_space	statfs_space;	/* read-only: computed once */
 };
 
@@ -1413,6 +1417,59 @@ static void timer_stop(struct bch_fuse *bf)
 	bf->timer_live = false;
 }
 
+/*
+ * After each operation, what damage found during it asks for (core/
+ * integrity.h): when the writes stopped (errors=remount-ro) or the mount
+ * must end (errors=panic), what was committed goes to the journal once
+ * (over no node); a panic ends the session as SIGTERM does (cmd_mount
+ * then writes nothing more); copies that failed to verify while files
+ * were read are rewritten from good ones (as scrub does), after the
+ * reply went out.
+ */
+static void bf_integrity(struct bch_fuse *bf)
+{
+	struct bch_fs *c = bf->c;
+	struct bch_repair_req r;
+
+	if (c->integ.nodes_bad && c->rw && !bf->damage_marked) {
+		struct printbuf err = PRINTBUF;
+
+		bf->damage_marked = true;
+		if (bch_fs_rw_mark_damaged(c, &err))
+			bf_log(bf, &err, "marking the filesystem not clean after damage was found failed");
+		printbuf_exit(&err);
+	}
+	if (bch_fs_writes_stopped(c) && !bf->stop_done) {
+		struct printbuf err = PRINTBUF;
+
+		bf->stop_done = true;
+		if (c->rw && bch_journal_flush(c, &err))
+			bf_log(bf, &err, "writing the journal after damage was found failed");
+		printbuf_exit(&err);
+		c->integ.nr_repairs = 0;
+	}
+	if (c->integ.panic && !bf->panic_done) {
+		bf->panic_done = true;
+		kill(getpid(), SIGTERM);
+	}
+	while (!bch_fs_writes_stopped(c) && bch_fs_rw(c) && bch_fs_repair_take(c, &r)) {
+		struct printbuf log = PRINTBUF;
+		int ret = bch_data_repair(c, &r, &log);
+		const char *p = printbuf_str(&log);
+
+		while (*p) {
+			const char *nl = strchrnul(p, '\n');
+
+			bf_log(bf, NULL, "repair on read: %.*s", (int)(nl - p), p);
+			p = *nl ? nl + 1 : nl;
+		}
+		if (ret < 0)
+			bf_log(bf, NULL, "repair on read of inode %" PRIu64 " failed: %s", r.inode,
+			       bch_err_str(ret));
+		printbuf_exit(&log);
+	}
+}
+
 /* ---- the operations, each under the engine lock ---- */
 
 #define LOCKED(fn, params, args)					\
@@ -1422,6 +1479,7 @@ static void fn##_locked params						\
 									\
 	bch_fs_lock(bf->c);						\
 	fn args;							\
+	bf_integrity(bf);						\
 	bch_fs_unlock(bf->c);						\
 }
 

@@ -30,6 +30,7 @@
 	x(btree_node_bad_csum,	EIO,		"btree node checksum does not match")	\
 	x(btree_node_invalid,	EIO,		"btree node is invalid")		\
 	x(btree_node_read,	EIO,		"btree node could not be read from any copy") \
+	x(btree_node_unverified, EIO,		"no copy of the btree node covering this range verifies (run fsck)") \
 	x(journal_bad_csum,	EIO,		"journal entry checksum does not match") \
 	x(journal_invalid,	EIO,		"journal entry is invalid")		\
 	x(journal_empty,	EIO,		"no valid journal entries found")	\

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "codec/checksum.h"	/* bch_fuzz_csum_any */
 #include "codec/crypto.h"
 #include "format/format.h"
 

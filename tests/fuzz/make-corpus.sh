@@ -111,8 +111,31 @@ own quota 1 --usrquota --grpquota --prjquota
 own groups 2 --group=ssd.fast --foreground_target=ssd --promote_target=ssd.fast --durability=2
 own uninit 1 --no_initialize
 
+# the mount's read path (fuzz_mount.c): a replicas=2 image whose first
+# copy of one dirents leaf and of one file's data are damaged (repair on
+# read); then every image seed read-only as it is, and read-write (flag
+# bit 2: the engine, writes, the repairs, the stop)
+rm -f "$T/r1.img" "$T/r2.img"
+truncate -s 4M "$T/r1.img" "$T/r2.img"
+"$BCACHEFS" format -q -f --bucket_size=4k --btree_node_size=4k --replicas=2 --source="$src" "$T/r1.img" "$T/r2.img"
+n=$("$BCACHEFS" list -b dirents -m nodes "$T/r1.img" "$T/r2.img" | sed -n 's/.*ptrs: ptr: 0:\([0-9]*\) .*/\1/p' | head -n 1)
+d=$("$BCACHEFS" list -b extents "$T/r1.img" "$T/r2.img" | sed -n 's/.* ptr: 0:\([0-9]*\) gen.*/\1/p' | head -n 1)
+python3 - "$T/r1.img" $((n * 512 + 200)) $((d * 512 + 100)) <<'PY'
+import sys
+with open(sys.argv[1], "r+b") as f:
+    for off in map(int, sys.argv[2:]):
+        f.seek(off); b = f.read(8); f.seek(off); f.write(bytes(x ^ 0x5a for x in b))
+PY
+seeds own-replicas2-bad-copies "$T/r1.img" "$T/r2.img"
+
 # whole images over IMAGE_MAX bytes: dropped
 find "$out/image" -type f -size +"$IMAGE_MAX"c -print -delete | sed 's|.*/|dropped (too big): |'
+mkdir -p "$out/mount"
+for f in "$out/image"/*; do
+	cp "$f" "$out/mount/${f##*/}"
+	python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read() or b"\0"); b[0] |= 4; open(sys.argv[2], "wb").write(b)' \
+		"$f" "$out/mount/${f##*/}-rw"
+done
 
 # keep the seeds that add coverage (the merge names its output by content:
 # map back to the seeds' own names through their SHA-1)

@@ -26,7 +26,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 : "${FUZZDIR:=$top/build-fuzz/tests/fuzz}"
 mode=${1:-smoke}
 [ $# -gt 0 ] && shift
-all_targets="super node journal extent strhash image ctl"
+all_targets="super node journal extent strhash image ctl mount"
 targets=${*:-$all_targets}
 dict=$top/tests/fuzz/bcachefs.dict
 work=$top/build-fuzz

@@ -19,7 +19,7 @@ if [ -f "$src/campaign.tar.zst" ]; then
 		{ echo "cannot unpack $src/campaign.tar.zst"; exit 1; }
 fi
 fail=0
-for t in super node journal extent strhash image ctl; do
+for t in super node journal extent strhash image ctl mount; do
 	set --
 	for d in "$src/corpus/$t" "$src/regress/$t" "$WORK/saved/$t"; do
 		[ -d "$d" ] && for f in "$d"/*; do [ -f "$f" ] && set -- "$@" "$f"; done
