@@ -17,12 +17,20 @@ mkimg b.img 256M
 run_ok format "$BCACHEFS" format -q --replicas=2 --compression=lz4 "$a" "$b"
 
 check() {	# check NAME: fs usage, statfs and the walk agree
-	run_ok "$1-usage" "$BCACHEFS" fs usage --json "$mnt"
-	python3 - "$WORK/$1-usage.out" "$mnt" <<'PY' || fail "$1: the accounting does not agree"
-import json, os, sys
-u = json.load(open(sys.argv[1]))
-mnt = sys.argv[2]
-st = os.statvfs(mnt)
+	python3 - "$BCACHEFS" "$WORK/$1-usage.out" "$mnt" <<'PY' || fail "$1: the accounting does not agree"
+import json, os, subprocess, sys
+bcachefs, out, mnt = sys.argv[1:4]
+# one state: statfs the same just before and just after fs usage (the
+# journal timer frees emptied buckets at any moment)
+for attempt in range(20):
+    st0 = os.statvfs(mnt)
+    js = subprocess.run([bcachefs, "fs", "usage", "--json", mnt], check=True,
+                        capture_output=True, text=True).stdout
+    st = os.statvfs(mnt)
+    if (st0.f_bfree, st0.f_bavail) == (st.f_bfree, st.f_bavail):
+        break
+open(out, "w").write(js)
+u = json.loads(js)
 bucket = max(d["bucket_size"] for d in u["devices"])
 slack = bucket * len(u["devices"])    # one bucket per device
 bad = []
