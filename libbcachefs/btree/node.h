@@ -17,13 +17,12 @@
 
 #include "bkey/bkey.h"
 #include "bkey/extents.h"
+#include "btree/key_merge.h"
 
 struct bch_fs;
 struct bch_key;
 struct journal_state;
 struct printbuf;
-
-#define BTREE_NODE_MAX_DEVS	64
 
 /* What the reader needs to know about the filesystem. */
 struct btree_node_ctx {
@@ -132,37 +131,5 @@ int btree_node_read_salvage(struct bch_fs *c, const struct bkey_ref *ptr,
 void btree_node_free(struct btree_node_h *n);
 
 /* A decoded btree pointer (value of a btree_ptr key). */
-/*
- * Combine sorted runs of keys, oldest run first (exported for tests and
- * the iterator's journal overlay): each run must be sorted (extents: no
- * overlap inside a run). The newer key wins at equal positions (extents:
- * for the sectors it covers); whiteouts are dropped. @arena receives
- * copies of values that had to change (extent front cuts). The result is
- * a malloc'd array in *@out.
- */
-struct key_run {
-	const struct bkey_ref	*k;
-	size_t			nr;
-};
-
-struct node_arena;
-struct node_arena *node_arena_new(void);
-void node_arena_free(struct node_arena *a);
-
-int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
-		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out);
-
-/*
- * Piece [start, end) (offsets in @k's inode) of extent @k: size and end
- * set, value adjusted for a front cut (copied into @arena when it changes).
- */
-struct bkey_ref bch_extent_piece(const struct bkey_ref *k, uint64_t start,
-				 uint64_t end, struct node_arena *arena);
-
-/*
- * Merge adjacent extents where the 2018 read path did (20 §20.5.3, 60):
- * in place, returns the new count. @bucket_size per device (sectors).
- */
-size_t bch_extents_merge(struct bkey_ref *k, size_t nr, const uint16_t *bucket_size);
 
 #endif
