@@ -614,8 +614,14 @@ void dev_prealloc(struct bch_devio *d, uint64_t offset, uint64_t len, bool zero)
 	atomic_store(&d->unflushed, true);
 	for (uint64_t o = offset; o < end;) {
 		size_t n = (size_t)min_t(uint64_t, sizeof(zeros), end - o);
-		ssize_t r = pwrite(d->fd, zeros, n, (off_t)o);
+		long fault = fault_after_writes();
+		ssize_t r;
 
+		/* a write like any other for fault injection (it fails the same way) */
+		if (fault >= 0 && dev_nr_writes >= (unsigned long)fault)
+			return;
+		dev_nr_writes++;
+		r = pwrite(d->fd, zeros, n, (off_t)o);
 		if (r <= 0)
 			return;
 		/* the write log sees every byte that reaches the device */
