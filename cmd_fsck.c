@@ -4,6 +4,7 @@
  * Exit status follows fsck(8): 0 clean, 1 errors corrected, 4 errors left
  * uncorrected, 8 operational error, 16 usage error, 32 cancelled.
  */
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/btree/btree_update.h"
 #include "libbcachefs/util/errcode.h"
@@ -17,7 +18,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -34,36 +34,6 @@ enum {
 	FSCK_EXIT_USAGE		= 16,
 	FSCK_EXIT_CANCELLED	= 32,
 };
-
-const char cmd_fsck_usage[] =
-	"Usage: bcachefs fsck [OPTION]... DEVICE...\n"
-	"Check a bcachefs filesystem (all its member devices), and repair it.\n"
-	"\n"
-	"  -n                     check only: open the devices read-only, change nothing\n"
-	"  -p, -a                 repair what is safe to repair without asking (for boot)\n"
-	"  -y                     repair everything that can be repaired\n"
-	"  -f                     force a full check: without it, -n and -p stop at a\n"
-	"                         filesystem that was unmounted cleanly (superblock\n"
-	"                         marked clean, nothing in the journal to replay)\n"
-	"  -v                     verbose: say what each pass does\n"
-	"      --degraded         check even when member devices are missing (each is\n"
-	"                         named; what is kept on it is not checked)\n"
-	"      --json             print a JSON summary of the problems found on stdout\n"
-	"      --scan-nodes       scan the devices for btree nodes and say what was found\n"
-	"                         (done anyway when a root or interior node is lost, or the\n"
-	"                         journal gives no roots: lost nodes are rebuilt from the\n"
-	"                         newest leaves found)\n"
-	"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
-	"                         from FILE (- for standard input)\n"
-	"  -V, --version          display the version and exit\n"
-	"  -h, --help             display this help and exit\n"
-	"\n"
-	"Without -n, -p or -y, fsck asks before each repair, one key on a terminal:\n"
-	"y (or Enter) = yes, n = no, a = yes to all problems of this kind, q = quit.\n"
-	"Ctrl-C cancels (exit status 32).\n"
-	"\n"
-	"Exit status (fsck(8)): 0 no errors, 1 errors corrected, 4 errors left\n"
-	"uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n";
 
 struct fsck_cli {
 	bool	json;
@@ -261,42 +231,92 @@ static int fsck_clean_skipped(const char *dev, bool json)
 	return FSCK_EXIT_OK;
 }
 
+/* What the command line says. */
+struct fsck_args {
+	enum fsck_mode		mode;
+	char			mode_opt;	/* the option that set @mode: 'n', 'p', 'a', 'y' or 0 */
+	bool			force;
+	bool			json;
+	bool			scan_nodes;
+	struct bch_fs_opts	fs;
+};
+
 /*
  * -n, -p (-a) and -y: one of them at most, as in e2fsck (the last one
- * winning let `fsck -n -y` repair). @prev is the option that set @mode.
+ * winning let `fsck -n -y` repair).
  */
-static enum fsck_mode fsck_mode_opt(enum fsck_mode mode, int opt, int *prev)
+static int opt_mode(void *opts, const char *arg, struct printbuf *why)
 {
+	struct fsck_args *a = opts;
+	char opt = cmd_opt_typed()[1];
 	enum fsck_mode m = opt == 'n' ? FSCK_NO : opt == 'y' ? FSCK_YES : FSCK_PREEN;
 
-	if (*prev && m != mode)
-		cmd_usage_error(cmd_fsck_usage, "-%c and -%c exclude each other: give one of -n, -p and -y",
-				*prev, opt);
-	*prev = opt;
-	return m;
+	(void)arg;
+	if (a->mode_opt && m != a->mode) {
+		pr_buf(why, "-%c and -%c exclude each other: give one of -n, -p and -y",
+		       a->mode_opt, opt);
+		return -1;
+	}
+	a->mode_opt = opt;
+	a->mode = m;
+	return 0;
 }
+
+static int opt_verbose(void *opts, const char *arg, struct printbuf *why)
+{
+	(void)arg; (void)why;
+	((struct fsck_args *)opts)->fs.verbose++;
+	return 0;
+}
+
+static const struct cmd_opt fsck_opts[] = {
+	CMD_OPT_FN('n', NULL, NULL, "check only: open the devices read-only, change nothing", opt_mode),
+	CMD_OPT_FN('p', NULL, NULL, "repair what is safe to repair without asking (for boot)", opt_mode),
+	CMD_OPT_FN('a', NULL, NULL, "the same as -p", opt_mode),
+	CMD_OPT_FN('y', NULL, NULL, "repair everything that can be repaired", opt_mode),
+	CMD_OPT_BOOL('f', NULL, "force a full check: without it, -n and -p stop at a\n"
+		     "filesystem that was unmounted cleanly (superblock\n"
+		     "marked clean, nothing in the journal to replay)", struct fsck_args, force),
+	CMD_OPT_FN('v', NULL, NULL, "verbose: say what each pass does", opt_verbose),
+	CMD_OPT_DEGRADED("check even when member devices are missing (each is\n"
+			 "named; what is kept on it is not checked)", struct fsck_args, fs),
+	CMD_OPT_BOOL(0, "json", "print a JSON summary of the problems found on stdout",
+		     struct fsck_args, json),
+	CMD_OPT_BOOL(0, "scan-nodes", "scan the devices for btree nodes and say what was found\n"
+		     "(done anyway when a root or interior node is lost, or the\n"
+		     "journal gives no roots: lost nodes are rebuilt from the\n"
+		     "newest leaves found)", struct fsck_args, scan_nodes),
+	CMD_OPT_PASSPHRASE_FILE(struct fsck_args, fs),
+	CMD_OPT_VERSION,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def cmd_fsck_def = {
+	.name		= "fsck",
+	.args		= "DEVICE...",
+	.about		= "Check a bcachefs filesystem (all its member devices), and repair it.",
+	.opts		= fsck_opts,
+	.footer		= "Without -n, -p or -y, fsck asks before each repair, one key on a terminal:\n"
+			  "y (or Enter) = yes, n = no, a = yes to all problems of this kind, q = quit.\n"
+			  "Ctrl-C cancels (exit status 32).\n"
+			  "\n"
+			  "Exit status (fsck(8)): 0 no errors, 1 errors corrected, 4 errors left\n"
+			  "uncorrected, 8 operational error, 16 usage error, 32 cancelled.\n",
+	.min_args	= 1,
+	.no_args_msg	= "no device given",
+};
 
 int cmd_fsck(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "json",		no_argument,		NULL, 'J' },
-		{ "scan-nodes",		no_argument,		NULL, 'S' },
-		{ "degraded",		no_argument,		NULL, 'D' },
-		{ "passphrase-file",	required_argument,	NULL, 'P' },
-		{ "passphrase_file",	required_argument,	NULL, 'P' },
-		{ "version",		no_argument,		NULL, 'V' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
-	};
+	struct fsck_args a = { .mode = FSCK_ASK };
 	struct fsck_cli cli = { 0 };
-	bool scan_nodes = false, force = false;
-	struct bch_fs_opts opts = { .read_only = true };
-	enum fsck_mode mode = FSCK_ASK;
-	int mode_opt = 0;
+	struct bch_fs_opts *opts = &a.fs;
+	enum fsck_mode mode;
 	struct fsck_state s;
 	struct printbuf err = PRINTBUF;
 	struct bch_fs *c = NULL;
-	int opt, ret, code, code_extra = 0;
+	int ret, code, code_extra = 0;
 	unsigned nr_missing = 0;
 
 	/*
@@ -307,45 +327,16 @@ int cmd_fsck(int argc, char *argv[])
 	 */
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 8 << 20);
-	while ((opt = getopt_long(argc, argv, ":apnyfvVh", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'a':
-		case 'p':
-		case 'n':
-		case 'y':
-			mode = fsck_mode_opt(mode, opt, &mode_opt);
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'v':
-			cli.verbose = true;
-			opts.verbose++;
-			break;
-		case 'J':
-			cli.json = true;
-			break;
-		case 'S':
-			scan_nodes = true;
-			break;
-		case 'D':
-			opts.degraded = true;
-			break;
-		case 'P':
-			opts.passphrase_file = optarg;
-			break;
-		case 'h':
-			cmd_help(cmd_fsck_usage);
-		case 'V':
-			cmd_print_version();
-		default:
-			cmd_bad_option(cmd_fsck_usage, opt, argv);
-		}
-	argc -= optind;
-	argv += optind;
+	{
+		int i = cmd_parse(&cmd_fsck_def, &a, argc, argv);
 
-	if (!argc)
-		cmd_usage_error(cmd_fsck_usage, "no device given");
+		argc -= i;
+		argv += i;
+	}
+	mode = a.mode;
+	cli.json = a.json;
+	cli.verbose = opts->verbose > 0;
+
 	if (mode == FSCK_ASK && !isatty(STDIN_FILENO)) {
 		/* nobody to ask: behave like -n, and say so */
 		fprintf(stderr, "bcachefs fsck: standard input is not a terminal: checking only (use -p or -y to repair)\n");
@@ -367,17 +358,17 @@ int cmd_fsck(int argc, char *argv[])
 
 	signal(SIGINT, fsck_sigint);
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
-	s.scan_nodes = scan_nodes;
-	opts.fsck = &s;
-	opts.ask_passphrase = isatty(STDIN_FILENO) && !opts.passphrase_file;
+	s.scan_nodes = a.scan_nodes;
+	opts->fsck = &s;
+	opts->ask_passphrase = isatty(STDIN_FILENO) && !opts->passphrase_file;
 	/* -n opens the devices read-only; every other mode may repair */
-	opts.read_only = mode == FSCK_NO;
+	opts->read_only = mode == FSCK_NO;
 
-	ret = bch_fs_open(argv, argc, &opts, &c, &err);
+	ret = bch_fs_open(argv, argc, opts, &c, &err);
 	if (ret) {
 		cmd_open_failed(argv[0], ret, &err,
 				ret == -BCH_ERR_dev_read_only ? " (fsck -n checks it without writing)"
-							      : cmd_missing_hint(argv, argc, &opts, ret, &err));
+							      : cmd_missing_hint(argv, argc, opts, ret, &err));
 		printbuf_exit(&err);
 		return FSCK_EXIT_ERROR;
 	}
@@ -390,14 +381,14 @@ int cmd_fsck(int argc, char *argv[])
 	 * filesystem that was unmounted cleanly, unless -f is given; -y and
 	 * the questions always check.
 	 */
-	if (!force && !scan_nodes && (mode_opt == 'n' || mode_opt == 'p' || mode_opt == 'a') &&
+	if (!a.force && !a.scan_nodes && (a.mode_opt == 'n' || a.mode_opt == 'p' || a.mode_opt == 'a') &&
 	    !s.nr_seen && !nr_missing && bch_fsck_marked_clean(c)) {
 		bch_fs_close(c);
 		printbuf_exit(&err);
 		return fsck_clean_skipped(argv[0], cli.json);
 	}
 
-	ret = fsck_initialize(argv, argc, &opts, &s, &c);
+	ret = fsck_initialize(argv, argc, opts, &s, &c);
 	if (ret > 0) {
 		ret = 0;		/* uninitialised and left so: nothing to check */
 	} else if (!ret) {
