@@ -119,14 +119,6 @@ int bch_fs_write_allowed(const struct bch_fs *c, unsigned btree_id, const struct
 	return -BCH_ERR_btree_node_unverified;
 }
 
-void bch_fs_stop_writes(struct bch_fs *c, const char *why)
-{
-	if (c->integ.writes_stopped)
-		return;
-	c->integ.writes_stopped = true;
-	bch_fs_log(c, "the filesystem is read-only from now on: %s", why);
-}
-
 int bch_fs_node_bad(struct bch_fs *c, unsigned btree_id, unsigned level,
 		    struct bpos_h min, struct bpos_h max, const char *what)
 {

@@ -62,12 +62,6 @@ bool bch_fs_range_bad(const struct bch_fs *c, unsigned btree_id, struct bpos_h s
 int bch_fs_write_allowed(const struct bch_fs *c, unsigned btree_id, const struct bkey_h *k,
 			 struct printbuf *err);
 
-/*
- * Stop every write from now on (remount-ro), with @why in the log
- * (once). The engine refuses commits with -EROFS after this.
- */
-void bch_fs_stop_writes(struct bch_fs *c, const char *why);
-
 static inline bool bch_fs_writes_stopped(const struct bch_fs *c)
 {
 	return c->integ.writes_stopped || c->integ.panic;

@@ -867,11 +867,6 @@ void bch_fsck_gc_gens_read(struct fsck_gc *gc, bool ok)
 	gc->gens_ok = ok;
 }
 
-bool bch_fsck_gc_gens_ok(const struct fsck_gc *gc)
-{
-	return gc->gens_ok;
-}
-
 void bch_fsck_gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k)
 {
 	if (level || k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)

@@ -32,8 +32,6 @@ struct bkey_ref;
 struct fsck_gc *bch_fsck_gc_start(struct bch_fs *c, struct fsck_state *s, bool read_gens);
 void bch_fsck_gc_alloc_key(struct fsck_gc *gc, const struct bkey_ref *k);
 void bch_fsck_gc_gens_read(struct fsck_gc *gc, bool ok);
-/* The whole alloc btree was read: bucket gens are known. */
-bool bch_fsck_gc_gens_ok(const struct fsck_gc *gc);
 void bch_fsck_gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const struct bkey_ref *k);
 void bch_fsck_gc_finish(struct fsck_gc *gc, bool judge);
 
