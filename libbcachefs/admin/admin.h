@@ -19,7 +19,7 @@
  * in out.msg says what, where and what to do.
  *
  * Member changes (add, remove, online, offline, set-state, resize) go
- * through the engine hooks of btree_update.h (bch_fs_rw_members_changed):
+ * through the engine hook of btree_update.h (bch_fs_rw_member_update()):
  * the allocator and the journal writer follow the superblock's members.
  */
 #ifndef BCH_ADMIN_H

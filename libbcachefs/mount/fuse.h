@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The FUSE side of `bcachefs mount`: libfuse3 low-level operations over
- * an open filesystem (fsread.h). Read-only for now; the operations table
- * in fuse.c has a marked place for the write operations.
+ * an open filesystem: reads through fsread.h, writes through the engine
+ * (fsops.h) when the filesystem is mounted read-write.
  *
  *   struct bch_fuse *bf = bch_fuse_new(c, &opts);
  *   struct fuse_session *se = bch_fuse_session_new(bf, &args);
