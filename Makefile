@@ -183,7 +183,8 @@ check-tsan:
 	@TSAN_OPTIONS=halt_on_error=1:exitcode=66 BCACHEFS=$(CURDIR)/build-tsan/bcachefs \
 		UNITDIR=$(CURDIR)/build-tsan/tests/unit TEST_QUICK=1 \
 		TEST_DURATIONS=$(SAN_DURATIONS) \
-		$(RUN_TESTS) 'mount/*' 'online/test_online_refusals' 'unit/test_io_read'
+		$(RUN_TESTS) 'mount/*' 'online/test_online_refusals' 'unit/test_io_read' \
+		'fsck/test_fsck_read_ahead'
 
 # The fuzz targets: clang with libFuzzer, ASan and UBSan, and the
 # checksum bypass of fuzz builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION).

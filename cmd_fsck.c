@@ -327,6 +327,7 @@ int cmd_fsck(int argc, char *argv[])
 	 */
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 8 << 20);
+	mallopt(M_ARENA_MAX, 1);	/* the read-ahead thread shares the heap (fsck_quick.c) */
 	{
 		int i = cmd_parse(&cmd_fsck_def, &a, argc, argv);
 

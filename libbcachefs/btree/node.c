@@ -964,3 +964,47 @@ int btree_node_read_salvage(struct bch_fs *c, const struct bkey_ref *ptr,
 {
 	return node_read(c, ptr, exp, false, ret, NULL);
 }
+
+int btree_node_read_clean(struct bch_fs *c, const struct btree_node_ctx *ctx,
+			  const struct bkey_ref *ptr, const struct btree_node_expect *exp,
+			  struct btree_node_h **ret)
+{
+	struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
+	size_t bytes = (size_t)ctx->node_sectors * 512;
+	int nr = btree_ptr_decode(ptr, ptrs, ARRAY_SIZE(ptrs));
+
+	*ret = NULL;
+	for (int i = 0; i < nr; i++) {
+		struct printbuf msg = PRINTBUF;
+		struct btree_node_h *n;
+		char where[64];
+		void *buf;
+		int e;
+
+		/* node_read() skips the copies on missing members the same way */
+		if (ptrs[i].dev >= BCH_FS_MAX_DEVS || !c->devs[ptrs[i].dev] ||
+		    !c->devs[ptrs[i].dev]->io)
+			continue;
+		buf = xmalloc(bytes);
+		e = bch_dev_read(c, ptrs[i].dev, buf, bytes, ptrs[i].offset);
+		if (e) {
+			free(buf);
+			return e;
+		}
+		snprintf(where, sizeof(where), "dev %u sector %llu", ptrs[i].dev,
+			 (unsigned long long)ptrs[i].offset);
+		e = btree_node_parse(ctx, exp, buf, bytes, where, &n, &msg);
+		if (!e && (n->csum_errors || n->nr_errors || msg.pos)) {
+			btree_node_free(n);
+			e = -BCH_ERR_btree_node_invalid;
+		}
+		printbuf_exit(&msg);
+		if (e)
+			return e;
+		n->dev = ptrs[i].dev;
+		n->sector = ptrs[i].offset;
+		*ret = n;
+		return 0;
+	}
+	return -BCH_ERR_btree_node_read;
+}

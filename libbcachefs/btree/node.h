@@ -128,6 +128,17 @@ int btree_node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 int btree_node_read_salvage(struct bch_fs *c, const struct bkey_ref *ptr,
 			    const struct btree_node_expect *exp, struct btree_node_h **ret);
 
+/*
+ * The node as btree_node_read() returns it when its first present copy
+ * reads and parses with nothing at all to say (no message, no checksum
+ * or key error), else an error and nothing: for read-ahead on another
+ * thread (touches only @ctx and the devices), whose caller reads the node
+ * the usual way when this fails. Not for c->opts.verify.
+ */
+int btree_node_read_clean(struct bch_fs *c, const struct btree_node_ctx *ctx,
+			  const struct bkey_ref *ptr, const struct btree_node_expect *exp,
+			  struct btree_node_h **ret);
+
 void btree_node_free(struct btree_node_h *n);
 
 /* A decoded btree pointer (value of a btree_ptr key). */

@@ -53,9 +53,11 @@
 #include "util/util.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * Nodes the cache keeps during the quick check beyond those it holds (the
@@ -147,6 +149,8 @@ struct quick {
 	struct qrun		run;
 	bool			lf_dirent;
 	uint64_t		lf_inum;
+
+	struct qahead		*ahead;		/* the read-ahead thread, NULL: none */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -185,6 +189,189 @@ static bool q_gc_ptr(struct quick *q, unsigned id, unsigned level, const struct 
 	return !q->silent.nr_seen;
 }
 
+/* ---- read-ahead: the next leaves read and parsed on a second thread ----------- */
+
+/*
+ * Reading and unpacking a node is about half of a clean check; the other
+ * half is the checks themselves. Where the machine has a second CPU, a
+ * thread reads the next leaves of each btree being walked (QAHEAD ahead
+ * of each cursor) while this one checks the current leaf. A leaf read
+ * ahead is used only when it read and parsed with nothing to say
+ * (btree_node_read_clean()); anything else, or a leaf the thread has not
+ * started yet, is read here the usual way, with the usual messages.
+ *
+ * BCH_FSCK_READ_AHEAD=wait in the environment (tests): a leaf not started
+ * yet is waited for instead, so that every leaf but the first of each
+ * parent comes from the thread, whatever the machine's load.
+ */
+#define QAHEAD	1
+
+enum { QJOB_QUEUED, QJOB_RUNNING, QJOB_DONE };
+
+struct qjob {
+	struct qjob			*next;		/* in the queue */
+	struct bkey_ref			ptr;		/* value: @v */
+	struct btree_node_expect	exp;
+	const struct btree_node_h	*parent;	/* whose child @idx it is */
+	size_t				idx;
+	struct btree_node_h		*n;		/* QJOB_DONE: the node, or NULL */
+	int				state;
+	bool				cancelled;	/* QUEUED and unwanted: the thread frees it */
+	uint64_t			v[];
+};
+
+struct qahead {
+	struct bch_fs		*c;
+	struct btree_node_ctx	ctx;
+	pthread_t		thread;
+	pthread_mutex_t		lock;
+	pthread_cond_t		work, done;
+	struct qjob		*head, *tail;
+	bool			stop;
+	bool			always_wait;	/* BCH_FSCK_READ_AHEAD=wait */
+};
+
+static void qjob_free(struct qjob *j)
+{
+	if (j) {
+		btree_node_free(j->n);
+		free(j);
+	}
+}
+
+static void *qahead_thread(void *arg)
+{
+	struct qahead *a = arg;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		struct qjob *j = a->head;
+
+		if (!j) {
+			if (a->stop)
+				break;
+			pthread_cond_wait(&a->work, &a->lock);
+			continue;
+		}
+		a->head = j->next;
+		if (!a->head)
+			a->tail = NULL;
+		if (j->cancelled) {
+			qjob_free(j);
+			continue;
+		}
+		j->state = QJOB_RUNNING;
+		pthread_mutex_unlock(&a->lock);
+		if (btree_node_read_clean(a->c, &a->ctx, &j->ptr, &j->exp, &j->n))
+			j->n = NULL;
+		pthread_mutex_lock(&a->lock);
+		j->state = QJOB_DONE;
+		pthread_cond_broadcast(&a->done);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+static struct qahead *qahead_start(struct bch_fs *c)
+{
+	struct qahead *a;
+	const char *e;
+
+	if (c->opts.verify || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		return NULL;
+	a = xcalloc(1, sizeof(*a));
+	a->c = c;
+	a->always_wait = (e = getenv("BCH_FSCK_READ_AHEAD")) && !strcmp(e, "wait");
+	btree_node_ctx_init(&a->ctx, c);
+	pthread_mutex_init(&a->lock, NULL);
+	pthread_cond_init(&a->work, NULL);
+	pthread_cond_init(&a->done, NULL);
+	pthread_attr_t attr;
+	int r;
+
+	/* a small stack: the thread only parses nodes (and peak RSS is measured) */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	r = pthread_create(&a->thread, &attr, qahead_thread, a);
+	pthread_attr_destroy(&attr);
+	if (r) {
+		pthread_cond_destroy(&a->work);
+		pthread_cond_destroy(&a->done);
+		pthread_mutex_destroy(&a->lock);
+		free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Every cursor gave its jobs back (cancelled): the thread frees what is queued. */
+static void qahead_stop(struct qahead *a)
+{
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->work);
+	pthread_cond_destroy(&a->done);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+static struct qjob *qahead_queue(struct qahead *a, unsigned id, const struct btree_node_h *parent,
+				 size_t idx)
+{
+	const struct bkey_ref *k = &parent->keys[idx];
+	struct qjob *j = xcalloc(1, sizeof(*j) + round_up(k->v_bytes, 8));
+
+	memcpy(j->v, k->v, k->v_bytes);
+	j->ptr = *k;
+	j->ptr.v = j->v;
+	j->exp = (struct btree_node_expect) {
+		.btree_id = id, .level = 0, .check_min = true,
+		.min_key = idx ? bpos_successor(id, parent->keys[idx - 1].k.p) : parent->min_key,
+		.max_key = k->k.p,
+	};
+	j->parent = parent;
+	j->idx = idx;
+	pthread_mutex_lock(&a->lock);
+	if (a->tail)
+		a->tail->next = j;
+	else
+		a->head = j;
+	a->tail = j;
+	pthread_cond_signal(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	return j;
+}
+
+/*
+ * Take @j back: its node when it read cleanly (the caller owns it), else
+ * NULL. A job not started yet is cancelled (the caller reads the node
+ * itself rather than wait; unless @want and always_wait); one being read
+ * is waited for.
+ */
+static struct btree_node_h *qahead_take(struct qahead *a, struct qjob *j, bool want)
+{
+	struct btree_node_h *n;
+
+	pthread_mutex_lock(&a->lock);
+	if (j->state == QJOB_QUEUED && !(want && a->always_wait)) {
+		j->cancelled = true;
+		pthread_mutex_unlock(&a->lock);
+		return NULL;
+	}
+	while (j->state != QJOB_DONE)
+		pthread_cond_wait(&a->done, &a->lock);
+	pthread_mutex_unlock(&a->lock);
+	n = j->n;
+	j->n = NULL;
+	qjob_free(j);
+	return n;
+}
+
 /* ---- reading a btree leaf by leaf ---------------------------------------------- */
 
 struct qcur {
@@ -200,7 +387,12 @@ struct qcur {
 	struct node_arena	*arena;
 	struct bpos_h		prev;
 	bool			have_prev, started, done;
+	bool			leaf_owned;	/* node[0] came from the read-ahead: not cached */
+	/* leaves of node[1] queued for read-ahead, by child index % QRING */
+	struct qjob		*ahead[QAHEAD + 1];
 };
+
+#define QRING	(QAHEAD + 1)
 
 static void qcur_init(struct qcur *cur, struct quick *q, unsigned id)
 {
@@ -209,11 +401,35 @@ static void qcur_init(struct qcur *cur, struct quick *q, unsigned id)
 	cur->id = id;
 }
 
+/* The leaves queued for read-ahead, no longer wanted. */
+static void qahead_drop(struct qcur *cur)
+{
+	for (unsigned i = 0; i < QRING; i++)
+		if (cur->ahead[i]) {
+			btree_node_free(qahead_take(cur->q->ahead, cur->ahead[i], false));
+			cur->ahead[i] = NULL;
+		}
+}
+
+static void qnode_put(struct qcur *cur, unsigned level)
+{
+	if (!level && cur->leaf_owned)
+		btree_node_free(cur->node[0]);
+	else
+		bch_btree_node_put(cur->q->c, cur->node[level]);
+	if (!level)
+		cur->leaf_owned = false;
+	if (level == 1)
+		qahead_drop(cur);	/* (before a new node[1] could take this one's address) */
+	cur->node[level] = NULL;
+}
+
 static void qcur_exit(struct qcur *cur)
 {
 	for (unsigned l = 0; l < BTREE_ITER_MAX_DEPTH; l++)
 		if (cur->node[l])
-			bch_btree_node_put(cur->q->c, cur->node[l]);
+			qnode_put(cur, l);
+	qahead_drop(cur);
 	free(cur->ov);
 	node_arena_free(cur->arena);
 	memset(cur->node, 0, sizeof(cur->node));
@@ -304,6 +520,29 @@ static bool qleaf_keys(struct qcur *cur)
 	return true;
 }
 
+/*
+ * Leaf @i of @parent (node[1]) if the read-ahead has it, read cleanly;
+ * the QAHEAD leaves after it are queued.
+ */
+static struct btree_node_h *qahead_leaf(struct qcur *cur, const struct btree_node_h *parent,
+					size_t i)
+{
+	struct qahead *a = cur->q->ahead;
+	struct qjob *j = cur->ahead[i % QRING];
+
+	cur->ahead[i % QRING] = NULL;
+	for (size_t x = i + 1; x < parent->nr_keys && x <= i + QAHEAD; x++)
+		if (!cur->ahead[x % QRING])
+			cur->ahead[x % QRING] = qahead_queue(a, cur->id, parent, x);
+	if (!j)
+		return NULL;
+	if (j->idx != i || j->parent != parent) {
+		btree_node_free(qahead_take(a, j, false));
+		return NULL;
+	}
+	return qahead_take(a, j, true);
+}
+
 /* From interior level @level (its node read, its child idx[level] chosen) down to a leaf. */
 static bool qcur_descend(struct qcur *cur, unsigned level)
 {
@@ -311,9 +550,16 @@ static bool qcur_descend(struct qcur *cur, unsigned level)
 		const struct btree_node_h *n = cur->node[level];
 		size_t i = cur->idx[level];
 		struct bpos_h min = i ? bpos_successor(cur->id, n->keys[i - 1].k.p) : n->min_key;
+		struct btree_node_h *leaf = level == 1 && cur->q->ahead ? qahead_leaf(cur, n, i) : NULL;
 
-		if (!qnode_get(cur, &n->keys[i], level - 1, min, n->keys[i].k.p))
+		if (leaf) {
+			cur->node[0] = leaf;
+			cur->leaf_owned = true;
+			cur->leaf_min = min;
+			cur->leaf_max = n->keys[i].k.p;
+		} else if (!qnode_get(cur, &n->keys[i], level - 1, min, n->keys[i].k.p)) {
 			return false;
+		}
 		cur->idx[--level] = 0;
 	}
 	return qleaf_keys(cur);
@@ -346,15 +592,13 @@ static bool qcur_start(struct qcur *cur)
 /* The next leaf; done at the end of the btree. */
 static bool qcur_next_leaf(struct qcur *cur)
 {
-	struct bch_fs *c = cur->q->c;
 
 	for (unsigned l = 0; l <= cur->root_level; l++) {
 		if (l && cur->idx[l] + 1 < cur->node[l]->nr_keys) {
 			cur->idx[l]++;
 			return qcur_descend(cur, l);
 		}
-		bch_btree_node_put(c, cur->node[l]);
-		cur->node[l] = NULL;
+		qnode_put(cur, l);
 	}
 	cur->done = true;
 	cur->nr = cur->i = 0;
@@ -911,6 +1155,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 	/* nodes read before (their messages went elsewhere) are read again */
 	bch_btree_cache_exit(c);
 	bch_btree_cache_set_max(c, QUICK_CACHE_NODES);
+	q->ahead = qahead_start(c);
 	q->gc = bch_fsck_gc_start(c, &q->silent, false);
 	if (q->silent.nr_seen)
 		give_up(q, "mark and sweep: the superblocks and the journal");
@@ -934,6 +1179,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 		give_up(q, "mark and sweep: stale pointers or journal replicas");
 	ok = !q->bad && !q->err.pos;
 
+	qahead_stop(q->ahead);
 	bch_btree_cache_exit(c);
 	printbuf_exit(&q->err);
 	free(q->ranges);

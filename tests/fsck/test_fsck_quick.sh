@@ -32,3 +32,4 @@ for d in "$TESTDIR"/[0-9]*/ "$TESTDIR"/scan/[0-9]*/; do
 done
 [ $n -gt 100 ] || fail "only $n corpus cases found"
 echo "ok   the quick check gives up on all $n damaged corpus images"
+
