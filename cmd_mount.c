@@ -573,6 +573,8 @@ int cmd_mount(int argc, char *argv[])
 	 * Without it the mount still works; the online commands do not.
 	 */
 	adm = bch_admin_new(c, true);
+	if (!bch_fuse_mount_dev(mountpoint, &adm->mount_dev))
+		adm->mount_dev = 0;
 	printbuf_reset(&err);
 	if (bch_ctl_start(adm, &ctl, &err)) {
 		char msg[512];

@@ -541,6 +541,29 @@ static void out_arg(const struct bch_admin_call *call, struct bch_admin_out *out
 	out->bytes = call->arg_bytes;
 }
 
+/*
+ * DISK_ADD / DISK_ONLINE of a file inside our own mount: refused before
+ * the engine is locked (here a stat may still be served by the mount's
+ * FUSE thread; under the lock the device's first read would wait for
+ * ever). By descriptor, or by path when none came.
+ */
+static bool inside_own_mount(struct bch_admin *a, const struct bch_admin_call *call,
+			     struct printbuf *msg)
+{
+	struct stat st;
+
+	if (!a->mount_dev ||
+	    (call->nr != BCH_IOCTL_DISK_ADD && call->nr != BCH_IOCTL_DISK_ONLINE))
+		return false;
+	if (call->fd >= 0 ? fstat(call->fd, &st) : !call->path || stat(call->path, &st))
+		return false;
+	if (S_ISBLK(st.st_mode) || st.st_dev != a->mount_dev)
+		return false;
+	pr_buf(msg, "%s is a file inside this filesystem's own mount; a member must live "
+	       "outside the filesystem", call->path ?: "the device");
+	return true;
+}
+
 int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		    struct bch_admin_out *out)
 {
@@ -563,6 +586,11 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 			close(call->fd);
 		pr_str(&out->msg, "only root (CAP_SYS_ADMIN) may do this");
 		return -EPERM;
+	}
+	if (inside_own_mount(a, call, &out->msg)) {
+		if (call->fd >= 0)
+			close(call->fd);
+		return -EINVAL;
 	}
 	/* a job runs in its own thread and takes the engine lock itself */
 	if (call->nr == BCH_IOCTL_DATA || call->nr == BCH_IOCTL_DATA_V2) {
