@@ -38,7 +38,7 @@ const char cmd_dump_usage[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output=OUTPUT       Output file name (required)\n"
-	"  -f, --force               Overwrite existing output files\n"
+	"  -f, --force               Overwrite existing output files (regular files only)\n"
 	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
 	"  -v, --verbose             Say what each image holds\n"
 	"  -h, --help                Display this help and exit\n"
