@@ -192,8 +192,8 @@ static void refuse_own_device(struct bch_handle *h, struct bch_sb *fs_sb, const 
 		else
 			snprintf(why, sizeof(why), "%s is already a member of this filesystem", path);
 	} else if (bch_path_in_fs(h->uuid, path)) {
-		snprintf(why, sizeof(why), "%s is a file inside this filesystem's own mount; "
-			 "a member must live outside the filesystem", path);
+		snprintf(why, sizeof(why), "%s is a file inside this filesystem's own mount, or built "
+			 "on one; a member must live outside the filesystem", path);
 	} else {
 		return;
 	}

@@ -21,6 +21,7 @@
 #include "codec/crypto.h"
 #include "admin/ctl_proto.h"
 #include "dev/dev.h"
+#include "dev/devstack.h"
 #include "util/errcode.h"
 #include "fs/fs.h"
 #include "admin/handle.h"
@@ -299,7 +300,8 @@ int bch_handle_dev_is_member(struct bch_handle *h, const char *path, int *idx)
 	return 0;
 }
 
-int bch_path_in_fs(const uint8_t uuid[16], const char *path)
+/* bch_path_in_fs() of one file or directory (not what it is built on) */
+static int file_in_fs(const uint8_t uuid[16], const char *path)
 {
 	struct bch_ioctl_query_uuid u;
 	char real[PATH_MAX], *slash;
@@ -323,6 +325,21 @@ int bch_path_in_fs(const uint8_t uuid[16], const char *path)
 	ret = ioctl(fd, BCH_IOCTL_QUERY_UUID, &u);
 	close(fd);
 	return !ret && !memcmp(u.uuid.b, uuid, 16);
+}
+
+int bch_path_in_fs(const uint8_t uuid[16], const char *path)
+{
+	struct dev_stack ds;
+	int ret = 0;
+
+	if (dev_stack_get(path, -1, &ds))
+		return file_in_fs(uuid, path);
+	/* a loop device (or more) over an image file: where the file is */
+	for (unsigned i = 0; i < ds.nr && !ret; i++)
+		if (!ds.v[i].id.blk && ds.v[i].path)
+			ret = file_in_fs(uuid, ds.v[i].path);
+	dev_stack_exit(&ds);
+	return ret;
 }
 
 int bch_handle_open(const char *arg, unsigned flags, struct bch_handle **h,

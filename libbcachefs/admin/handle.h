@@ -93,10 +93,11 @@ int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
 int bch_handle_dev_is_member(struct bch_handle *h, const char *path, int *idx);
 
 /*
- * Does @path (an existing file) live inside a mount of @h's filesystem?
- * Opening it from that mount's own process would wait on itself for ever.
- * Asked with BCH_IOCTL_QUERY_UUID on the directory holding it (our FUSE
- * mounts answer it on any directory, the kernel's too). 1 yes, 0 no.
+ * Does @path (an existing file, or a loop device... built on one) live
+ * inside a mount of filesystem @uuid? Opening it from that mount's own
+ * process would wait on itself for ever. Asked with BCH_IOCTL_QUERY_UUID
+ * on the directory holding the file (our FUSE mounts answer it on any
+ * directory, the kernel's too). 1 yes, 0 no.
  */
 int bch_path_in_fs(const uint8_t uuid[16], const char *path);
 

@@ -8,12 +8,16 @@
 #     mount: the mount read it through itself and hung for ever); then the
 #     same requests sent straight to the control socket (DISK_ADD with the
 #     file's descriptor, with its path only, DISK_ONLINE): EINVAL with the
-#     reason, and the mount still serves and unmounts cleanly.
+#     reason, and the mount still serves and unmounts cleanly; a loop
+#     device over that file (as root) the same.
 # Every command runs under a timeout (a hang is a failure, not a stuck run).
 . "$TESTDIR/../lib.sh"
 . "$TESTDIR/lib_online.sh"
 online_setup
 T="timeout 60"
+loop=""
+# a loop device left over a file of the mount would keep it busy: detached first
+trap '[ -n "$loop" ] && losetup -d "$loop" 2>/dev/null; fuse_mount_cleanup' EXIT
 
 # refused NAME CMD...: exit 1 with "refusing to add it (even with --force)"
 refused() {
@@ -80,6 +84,27 @@ for what, nr, with_fd in (("ADD fd", DISK_ADD, True), ("ADD path", DISK_ADD, Fal
         sys.exit(1)
 PY
 sha256sum -c --quiet "$WORK/inside.sum" || fail "inside.img changed by a refused request"
+
+# a loop device over the file inside the mount (root only): the same, both ways
+if [ "$(id -u)" = 0 ] && loop=$(losetup -f --show "$mnt/inside.img" 2>/dev/null); then
+	refused loop "$BCACHEFS" device add -f "$mnt" "$loop"
+	grep -q "or built on one" "$WORK/loop.out" || fail "loop: reason not given"
+	$T python3 - "$TESTDIR" "$uuid" "$loop" <<'PY' || fail "control socket: loop device not refused"
+import errno, os, sys
+sys.path.insert(0, sys.argv[1])
+from ctl_client import *
+ctl = Ctl(sys.argv[2])
+fd = os.open(sys.argv[3], os.O_RDWR)
+ret, _, msg, _ = ctl.call(DISK_ADD, disk(0, 0), path=sys.argv[3], fd=fd)
+os.close(fd)
+if ret != -errno.EINVAL or "inside this filesystem's own mount" not in msg:
+    print("loop: %d (%s)" % (ret, msg))
+    sys.exit(1)
+PY
+	losetup -d "$loop"
+	loop=""
+	sha256sum -c --quiet "$WORK/inside.sum" || fail "inside.img changed through its loop device"
+fi
 $T ls "$mnt" > /dev/null || fail "the mount no longer answers"
 run_ok usage "$BCACHEFS" fs usage "$mnt"
 grep -c "^.*(device [0-9]*):" "$WORK/usage.out" | grep -qx 1 || { cat "$WORK/usage.out"; fail "a device was added"; }
