@@ -290,8 +290,18 @@ int cmd_device_add(int argc, char *argv[])
 	    (ret = mkfs_check(sb, 1, &err)))
 		goto fail;
 	if (!force) {
+		uint8_t uuid[16];
+		unsigned idx;
+
 		if ((ret = mkfs_dev_probe(&dev, &what, &err)))
 			goto fail;
+		/* another filesystem's member: which one */
+		if (what.pos && !bch_member_sb_read(dev.path, uuid, &idx, &err)) {
+			printbuf_reset(&what);
+			pr_buf(&what, "member %u of the bcachefs filesystem ", idx);
+			pr_uuid(&what, uuid);
+		}
+		printbuf_reset(&err);
 		if (what.pos)
 			confirm_overwrite(dev.path, printbuf_str(&what));
 	}

@@ -1,7 +1,8 @@
 #!/bin/sh
 # device add of what the filesystem itself is made of (issue 22, "commands
 # that destroy"): refused before anything is written, even with -f, and the
-# images stay byte for byte what they were.
+# images stay byte for byte what they were. (A member of another filesystem
+# is refused without -f, naming it; -f formats it.)
 #   - unmounted: `device add -f u.img u.img` (its own member; formatting it
 #     wiped the filesystem), and on a 2-device filesystem the second member;
 #   - mounted: `device add MNT MNT/inside.img` (a file inside the same
@@ -52,6 +53,17 @@ grep -q "is already member 1 of this filesystem" "$WORK/second.out" || fail "sec
 refused first "$BCACHEFS" device add -f "$WORK/v.img:$WORK/w.img" "$WORK/v.img"
 sha256sum -c --quiet "$WORK/vw.sum" || fail "v.img/w.img changed by a refused device add"
 fsck_clean vw "$WORK/v.img" "$WORK/w.img"
+
+# another filesystem's member: refused without -f (saying whose), -f formats it
+mkimg x.img 128M
+run_ok fmt-x "$BCACHEFS" format -q "$WORK/x.img"
+xuuid=$("$BCACHEFS" show-super "$WORK/x.img" | awk '/^External UUID:/ { print $3 }')
+sha256sum "$WORK/x.img" > "$WORK/x.sum"
+run_fails foreign 1 "contains member 0 of the bcachefs filesystem $xuuid; refusing to add it (use --force" \
+	"$BCACHEFS" device add "$WORK/u.img" "$WORK/x.img" < /dev/null
+sha256sum -c --quiet "$WORK/x.sum" "$WORK/u.sum" || fail "a refused device add of a foreign member changed something"
+run_ok foreign-f "$BCACHEFS" device add -f "$WORK/u.img" "$WORK/x.img"
+fsck_clean foreign-f "$WORK/u.img" "$WORK/x.img"
 
 # mounted: a file inside the mount
 mkimg m.img 256M
