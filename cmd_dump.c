@@ -131,6 +131,12 @@ static int output_finish(struct out_file *o, bool force)
 	int ret = force ? rename(o->tmp, o->path)
 			: renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE);
 
+	/* a filesystem without RENAME_NOREPLACE: a link fails the same way on an existing name */
+	if (ret && !force && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+		ret = link(o->tmp, o->path);
+		if (!ret)
+			unlink(o->tmp);
+	}
 	if (ret) {
 		fprintf(stderr, "bcachefs dump: cannot rename %s to %s: %s%s\n", o->tmp, o->path,
 			strerror(errno), errno == EEXIST ? " (-f overwrites it)" : "");

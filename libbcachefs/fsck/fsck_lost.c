@@ -71,9 +71,10 @@ static int ref_cmp(const void *_a, const void *_b)
 	return a->inum < b->inum ? -1 : a->inum > b->inum;
 }
 
+/* (a number the filesystem cannot have, past 2^32 with 32 bit inodes, is left to the passes) */
 static bool inum_missing(struct fsck_fs *f, uint64_t inum)
 {
-	return inum >= BCACHEFS_ROOT_INO && !fsck_inode_find(f, inum);
+	return inum >= BCACHEFS_ROOT_INO && inum < f->inum_end && !fsck_inode_find(f, inum);
 }
 
 /* One walk of @btree_id: what its keys say of inode numbers without an inode. */
