@@ -107,6 +107,11 @@ static int output_open(struct out_file *o, bool force)
 	} else if (errno != ENOENT) {
 		fprintf(stderr, "bcachefs dump: cannot create %s: %s\n", o->path, strerror(errno));
 		return -errno;
+	} else if (!lstat(o->path, &st)) {
+		/* a symlink to nothing: the image would replace the link itself */
+		fprintf(stderr, "bcachefs dump: %s is a symlink to a missing file: give the name of "
+			"a file for the image; nothing was written\n", o->path);
+		return -EINVAL;
 	}
 	o->tmp = xmalloc(strlen(o->path) + 32);
 	slash = strrchr(o->path, '/');

@@ -36,6 +36,10 @@ mkdir "$WORK/adir"
 refused adir "$WORK/adir" "a directory"
 refused adir-f "$WORK/adir" "a directory" -f
 [ -d "$WORK/adir" ] && [ -z "$(ls -A "$WORK/adir")" ] || fail "adir changed"
+ln -s nowhere "$WORK/dangling"
+"$B" dump -f -o "$WORK/dangling" "$img" > "$WORK/dangling.log" 2>&1 && fail "a dangling symlink was replaced"
+grep -q "is a symlink to a missing file" "$WORK/dangling.log" || { cat "$WORK/dangling.log"; fail "dangling: not the refusal expected"; }
+[ -L "$WORK/dangling" ] || fail "the dangling symlink was replaced"
 mkfifo "$WORK/fifo"
 refused fifo "$WORK/fifo" "a FIFO" -f
 [ -p "$WORK/fifo" ] || fail "the FIFO was replaced"
