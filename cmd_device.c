@@ -174,6 +174,34 @@ static void confirm_overwrite(const char *path, const char *what)
 	free(line);
 }
 
+/*
+ * Before anything is written: DEVICE must not be a member of the
+ * filesystem it would join (formatting it would wipe the filesystem;
+ * --force does not change that, it only overwrites foreign filesystems),
+ * nor a file inside one of its mounts (the mount would read it through
+ * itself and wait for ever).
+ */
+static void refuse_own_device(struct bch_handle *h, struct bch_sb *fs_sb, const char *path)
+{
+	char why[512];
+	int idx;
+
+	if (bch_handle_dev_is_member(h, path, &idx)) {
+		if (idx >= 0)
+			snprintf(why, sizeof(why), "%s is already member %d of this filesystem", path, idx);
+		else
+			snprintf(why, sizeof(why), "%s is already a member of this filesystem", path);
+	} else if (bch_path_in_fs(h->uuid, path)) {
+		snprintf(why, sizeof(why), "%s is a file inside this filesystem's own mount, or built "
+			 "on one; a member must live outside the filesystem", path);
+	} else {
+		return;
+	}
+	bch_handle_close(h, NULL);
+	free(fs_sb);
+	online_die("%s; refusing to add it (even with --force); nothing was written", why);
+}
+
 int cmd_device_add(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -244,6 +272,7 @@ int cmd_device_add(int argc, char *argv[])
 
 	/* a one-device filesystem with the block and btree node sizes of ours */
 	dev.path = argv[optind + 1];
+	refuse_own_device(h, fs_sb, dev.path);
 	opts.block_size = le16_to_cpu(fs_sb->block_size);
 	opts.btree_node_size = (unsigned)BCH_SB_BTREE_NODE_SIZE(fs_sb);
 	opts.meta_replicas = opts.data_replicas = 1;
@@ -261,8 +290,18 @@ int cmd_device_add(int argc, char *argv[])
 	    (ret = mkfs_check(sb, 1, &err)))
 		goto fail;
 	if (!force) {
+		uint8_t uuid[16];
+		unsigned idx;
+
 		if ((ret = mkfs_dev_probe(&dev, &what, &err)))
 			goto fail;
+		/* another filesystem's member: which one */
+		if (what.pos && !bch_member_sb_read(dev.path, uuid, &idx, &err)) {
+			printbuf_reset(&what);
+			pr_buf(&what, "member %u of the bcachefs filesystem ", idx);
+			pr_uuid(&what, uuid);
+		}
+		printbuf_reset(&err);
 		if (what.pos)
 			confirm_overwrite(dev.path, printbuf_str(&what));
 	}

@@ -3,8 +3,10 @@
  * bcachefs dump: the metadata of a filesystem as one qcow2 image per
  * member device (spec 50 §9.1, libbcachefs/dump.h), readable by qemu-img.
  *
- * Unlike the 2018 tool the output files are created (exclusively, unless
- * -f) before any work is done, and removed again when the dump fails.
+ * Unlike the 2018 tool the outputs are checked (only a regular file is
+ * replaced, and only with -f) and their temporary files created before
+ * any work is done; each is renamed to its name once complete, and a
+ * failed dump removes only its temporary files.
  * Exit status: 0 when every image was written (problems met on the way,
  * such as unreadable nodes, are warnings on stderr); 1 otherwise.
  */
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cmds.h"
@@ -35,7 +38,7 @@ const char cmd_dump_usage[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output=OUTPUT       Output file name (required)\n"
-	"  -f, --force               Overwrite existing output files\n"
+	"  -f, --force               Overwrite existing output files (regular files only)\n"
 	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
 	"  -v, --verbose             Say what each image holds\n"
 	"  -h, --help                Display this help and exit\n"
@@ -58,18 +61,104 @@ static const struct option longopts[] = {
 	{ NULL }
 };
 
+/*
+ * An output is written to a temporary file beside it (in the same
+ * directory) and renamed over the name asked for only once complete: a
+ * failed dump removes only its own temporary file and never touches what
+ * was there. Only a regular file is ever replaced (with -f).
+ */
 struct out_file {
-	char	*path;
+	char	*path;		/* the name asked for (a symlink resolved) */
+	char	*tmp;		/* what we write */
 	int	fd;
 };
+
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" :
+	       S_ISBLK(m) ? "a block device" : S_ISFIFO(m) ? "a FIFO" :
+	       S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* Check @o->path may be written, create the temporary file; 0 or -errno. */
+static int output_open(struct out_file *o, bool force)
+{
+	struct stat st;
+	char *real, *slash;
+
+	if (!stat(o->path, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			fprintf(stderr, "bcachefs dump: %s is %s, not a regular file: give the name "
+				"of a file for the image; nothing was written\n", o->path,
+				file_kind(st.st_mode));
+			return -EINVAL;
+		}
+		if (!force) {
+			fprintf(stderr, "bcachefs dump: cannot create %s: %s (-f overwrites it)\n",
+				o->path, strerror(EEXIST));
+			return -EEXIST;
+		}
+		/* a symlink to a file: the file it names is replaced, not the link */
+		real = realpath(o->path, NULL);
+		if (real) {
+			free(o->path);
+			o->path = real;
+		}
+	} else if (errno != ENOENT) {
+		fprintf(stderr, "bcachefs dump: cannot create %s: %s\n", o->path, strerror(errno));
+		return -errno;
+	} else if (!lstat(o->path, &st)) {
+		/* a symlink to nothing: the image would replace the link itself */
+		fprintf(stderr, "bcachefs dump: %s is a symlink to a missing file: give the name of "
+			"a file for the image; nothing was written\n", o->path);
+		return -EINVAL;
+	}
+	o->tmp = xmalloc(strlen(o->path) + 32);
+	slash = strrchr(o->path, '/');
+	sprintf(o->tmp, "%.*s.%s.dump-XXXXXX", slash ? (int)(slash - o->path + 1) : 0, o->path,
+		slash ? slash + 1 : o->path);
+	o->fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (o->fd < 0) {
+		int ret = -errno;
+
+		fprintf(stderr, "bcachefs dump: cannot create %s (beside %s): %s\n", o->tmp,
+			o->path, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/* The complete image to its name; without -f never over a file made meanwhile. */
+static int output_finish(struct out_file *o, bool force)
+{
+	int ret = force ? rename(o->tmp, o->path)
+			: renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE);
+
+	/* a filesystem without RENAME_NOREPLACE: a link fails the same way on an existing name */
+	if (ret && !force && (errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+		ret = link(o->tmp, o->path);
+		if (!ret)
+			unlink(o->tmp);
+	}
+	if (ret) {
+		fprintf(stderr, "bcachefs dump: cannot rename %s to %s: %s%s\n", o->tmp, o->path,
+			strerror(errno), errno == EEXIST ? " (-f overwrites it)" : "");
+		return -errno;
+	}
+	free(o->tmp);
+	o->tmp = NULL;
+	return 0;
+}
 
 static void remove_outputs(struct out_file *o, unsigned nr)
 {
 	for (unsigned i = 0; i < nr; i++) {
-		if (o[i].fd >= 0) {
+		if (o[i].fd >= 0)
 			close(o[i].fd);
-			unlink(o[i].path);
-		}
+		if (o[i].tmp)
+			unlink(o[i].tmp);
 		o[i].fd = -1;
 	}
 }
@@ -168,13 +257,11 @@ int cmd_dump(int argc, char *argv[])
 			o->path = xmalloc(strlen(output) + 16);
 			sprintf(o->path, "%s.%u", output, i);
 		}
-		o->fd = open(o->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | (force ? 0 : O_EXCL),
-			     0600);
-		if (o->fd < 0) {
-			fprintf(stderr, "bcachefs dump: cannot create %s: %s%s\n", o->path,
-				strerror(errno), errno == EEXIST ? " (-f overwrites it)" : "");
+		o->tmp = NULL;
+		o->fd = -1;
+		ret = output_open(o, force);
+		if (ret) {
 			free(o->path);
-			ret = -errno;
 			goto err;
 		}
 		nr_out++;
@@ -215,17 +302,28 @@ int cmd_dump(int argc, char *argv[])
 	bch_dump_exit(&d);
 	if (ret)
 		goto err;
-	for (unsigned i = 0; i < nr_out; i++) {
-		close(out[i].fd);
-		free(out[i].path);
+	for (unsigned i = 0; i < nr_out && !ret; i++) {
+		if (close(out[i].fd)) {
+			fprintf(stderr, "bcachefs dump: writing %s: %s\n", out[i].tmp, strerror(errno));
+			ret = -EIO;
+		}
+		out[i].fd = -1;
 	}
+	for (unsigned i = 0; i < nr_out && !ret; i++)
+		ret = output_finish(&out[i], force);
+	if (ret)
+		goto err;
+	for (unsigned i = 0; i < nr_out; i++)
+		free(out[i].path);
 	bch_fs_close(c);
 	printbuf_exit(&err);
 	return EXIT_OK;
 err:
 	remove_outputs(out, nr_out);
-	for (unsigned i = 0; i < nr_out; i++)
+	for (unsigned i = 0; i < nr_out; i++) {
 		free(out[i].path);
+		free(out[i].tmp);
+	}
 	bch_fs_close(c);
 	printbuf_exit(&err);
 	return EXIT_FAIL;

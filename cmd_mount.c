@@ -68,6 +68,9 @@ const char cmd_mount_usage[] =
 "                                          mounts; noallow_other: only the user\n"
 "                                          who mounted it (the default of a\n"
 "                                          user's own mount)\n"
+"                                version_upgrade  write the superblocks as\n"
+"                                          version 9 (without it a filesystem\n"
+"                                          of an older version keeps it)\n"
 "                                sb=N      the superblock copy at sector N (the\n"
 "                                          line migrate prints; found anyway)\n"
 "                                nochanges the same as ro\n"
@@ -249,6 +252,10 @@ static void mount_opts(const char *arg, struct mount_opts *mo)
 			mo->fo->degraded = true;
 			continue;
 		}
+		if (!strcmp(t, "version_upgrade")) {
+			mo->fo->version_upgrade = true;
+			continue;
+		}
 		if (!strcmp(t, "kernel_cache") || !strcmp(t, "direct_io")) {
 			mo->bo->kernel_cache = t[0] == 'k';
 			mo->bo->cache_auto = false;
@@ -296,6 +303,28 @@ static void mount_opts(const char *arg, struct mount_opts *mo)
 		pr_str(mo->fuse_opts, t);
 	}
 	free(o);
+}
+
+/*
+ * -o version_upgrade on an older filesystem: its superblocks written now as
+ * the current version (otherwise every write keeps the version on disk).
+ */
+static void version_upgrade(struct bch_fs *c, const char *name)
+{
+	struct printbuf err = PRINTBUF;
+	char msg[256];
+	uint64_t from = c->sb_version_disk;
+
+	if (!c->opts.version_upgrade || !from || from >= BCH_SB_VERSION_CURRENT)
+		return;
+	if (bch_fs_rw_write_sb(c, &err))
+		snprintf(msg, sizeof(msg), "upgrading the superblocks from version %" PRIu64
+			 " to %u failed: %s", from, BCH_SB_VERSION_CURRENT, printbuf_str(&err));
+	else
+		snprintf(msg, sizeof(msg), "upgraded the superblocks from version %" PRIu64
+			 " to %u (-o version_upgrade)", from, BCH_SB_VERSION_CURRENT);
+	mount_log((void *)name, msg);
+	printbuf_exit(&err);
 }
 
 /*
@@ -494,6 +523,7 @@ int cmd_mount(int argc, char *argv[])
 		} else {
 			bch_fs_rw_set_batch(c, true);
 			bo.rw = true;
+			version_upgrade(c, printbuf_str(&fsname));
 		}
 	}
 
@@ -573,6 +603,8 @@ int cmd_mount(int argc, char *argv[])
 	 * Without it the mount still works; the online commands do not.
 	 */
 	adm = bch_admin_new(c, true);
+	if (!bch_fuse_mount_dev(mountpoint, &adm->mount_dev))
+		adm->mount_dev = 0;
 	printbuf_reset(&err);
 	if (bch_ctl_start(adm, &ctl, &err)) {
 		char msg[512];

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "admin/admin.h"
+#include "dev/devstack.h"
 #include "admin/admin_dev.h"
 #include "alloc/alloc.h"
 #include "alloc/space.h"
@@ -541,6 +542,33 @@ static void out_arg(const struct bch_admin_call *call, struct bch_admin_out *out
 	out->bytes = call->arg_bytes;
 }
 
+/*
+ * DISK_ADD / DISK_ONLINE of a file inside our own mount, or of a loop
+ * device (or a device-mapper device...) built on one: refused before the
+ * engine is locked (here a stat may still be served by the mount's FUSE
+ * thread; under the lock the device's first read would wait for ever). By
+ * descriptor, or by path when none came.
+ */
+static bool inside_own_mount(struct bch_admin *a, const struct bch_admin_call *call,
+			     struct printbuf *msg)
+{
+	struct dev_stack ds;
+	bool inside = false;
+
+	if (!a->mount_dev ||
+	    (call->nr != BCH_IOCTL_DISK_ADD && call->nr != BCH_IOCTL_DISK_ONLINE) ||
+	    (call->fd < 0 && !call->path) ||
+	    dev_stack_get(call->path ?: "", call->fd, &ds))
+		return false;
+	for (unsigned i = 0; i < ds.nr; i++)
+		inside |= !ds.v[i].id.blk && ds.v[i].id.dev == a->mount_dev;
+	dev_stack_exit(&ds);
+	if (inside)
+		pr_buf(msg, "%s is a file inside this filesystem's own mount, or built on one; a member "
+		       "must live outside the filesystem", call->path ?: "the device");
+	return inside;
+}
+
 int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		    struct bch_admin_out *out)
 {
@@ -563,6 +591,11 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 			close(call->fd);
 		pr_str(&out->msg, "only root (CAP_SYS_ADMIN) may do this");
 		return -EPERM;
+	}
+	if (inside_own_mount(a, call, &out->msg)) {
+		if (call->fd >= 0)
+			close(call->fd);
+		return -EINVAL;
 	}
 	/* a job runs in its own thread and takes the engine lock itself */
 	if (call->nr == BCH_IOCTL_DATA || call->nr == BCH_IOCTL_DATA_V2) {

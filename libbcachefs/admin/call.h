@@ -10,6 +10,7 @@
 #define BCH_ADMIN_CALL_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,12 @@ struct bch_job;
 struct bch_admin {
 	struct bch_fs		*c;
 	bool			mounted;	/* the mount's endpoint, not an in-process open */
+	/*
+	 * st_dev of the files of our own mount (0: not known). A device to
+	 * add or bring online that is one of them is refused: reading it
+	 * would be a request to this process, made with the engine locked.
+	 */
+	dev_t			mount_dev;
 
 	pthread_mutex_t		lock;		/* jobs, retired */
 	struct bch_job		*jobs;		/* running or finished, not yet closed */

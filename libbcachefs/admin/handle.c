@@ -21,6 +21,7 @@
 #include "codec/crypto.h"
 #include "admin/ctl_proto.h"
 #include "dev/dev.h"
+#include "dev/devstack.h"
 #include "util/errcode.h"
 #include "fs/fs.h"
 #include "admin/handle.h"
@@ -266,6 +267,78 @@ int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
 	bch_sb_handle_free(&sb);
 	printbuf_exit(&why);
 	dev_close(io);
+	return ret;
+}
+
+int bch_handle_dev_is_member(struct bch_handle *h, const char *path, int *idx)
+{
+	struct printbuf err = PRINTBUF;
+	uint8_t uuid[16];
+	unsigned i;
+	struct stat st;
+
+	*idx = -1;
+	if (!bch_member_sb_read(path, uuid, &i, &err) && !memcmp(uuid, h->uuid, 16)) {
+		printbuf_exit(&err);
+		*idx = (int)i;
+		return 1;
+	}
+	printbuf_exit(&err);
+	if (h->type != BCH_HANDLE_LOCAL || !h->c || stat(path, &st))
+		return 0;
+	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
+		struct stat s;
+
+		if (!h->c->devs[i] || !h->c->devs[i]->io || fstat(h->c->devs[i]->io->fd, &s))
+			continue;
+		if (S_ISBLK(st.st_mode) ? S_ISBLK(s.st_mode) && s.st_rdev == st.st_rdev
+					: s.st_dev == st.st_dev && s.st_ino == st.st_ino) {
+			*idx = (int)i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* bch_path_in_fs() of one file or directory (not what it is built on) */
+static int file_in_fs(const uint8_t uuid[16], const char *path)
+{
+	struct bch_ioctl_query_uuid u;
+	char real[PATH_MAX], *slash;
+	struct stat st;
+	int fd, ret;
+
+	if (!realpath(path, real) || stat(real, &st))
+		return 0;
+	if (!S_ISDIR(st.st_mode)) {
+		slash = strrchr(real, '/');
+		if (!slash)
+			return 0;
+		if (slash == real)
+			slash[1] = 0;
+		else
+			*slash = 0;
+	}
+	fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ret = ioctl(fd, BCH_IOCTL_QUERY_UUID, &u);
+	close(fd);
+	return !ret && !memcmp(u.uuid.b, uuid, 16);
+}
+
+int bch_path_in_fs(const uint8_t uuid[16], const char *path)
+{
+	struct dev_stack ds;
+	int ret = 0;
+
+	if (dev_stack_get(path, -1, &ds))
+		return file_in_fs(uuid, path);
+	/* a loop device (or more) over an image file: where the file is */
+	for (unsigned i = 0; i < ds.nr && !ret; i++)
+		if (!ds.v[i].id.blk && ds.v[i].path)
+			ret = file_in_fs(uuid, ds.v[i].path);
+	dev_stack_exit(&ds);
 	return ret;
 }
 

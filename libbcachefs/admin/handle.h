@@ -84,6 +84,24 @@ int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
 		       struct printbuf *err);
 
 /*
+ * Is @path a member of @h's filesystem already? By its superblock (the
+ * same external uuid, whatever path reaches it), and for an in-process
+ * open also by being the very file or block device a member was opened
+ * from (its superblock may be damaged). Returns 1 (member index in *@idx,
+ * or -1 when only the file matched), 0 if not.
+ */
+int bch_handle_dev_is_member(struct bch_handle *h, const char *path, int *idx);
+
+/*
+ * Does @path (an existing file, or a loop device... built on one) live
+ * inside a mount of filesystem @uuid? Opening it from that mount's own
+ * process would wait on itself for ever. Asked with BCH_IOCTL_QUERY_UUID
+ * on the directory holding the file (our FUSE mounts answer it on any
+ * directory, the kernel's too). 1 yes, 0 no.
+ */
+int bch_path_in_fs(const uint8_t uuid[16], const char *path);
+
+/*
  * Close: an in-process read-write open is written out and marked clean
  * (errors returned, reason in @err).
  */

@@ -61,6 +61,10 @@ int bch_fs_sb_write_all(struct bch_fs *c, struct bch_sb **sbs, struct printbuf *
 
 		if (!sbs[i])
 			continue;
+		/* the version on disk is kept unless an upgrade was asked for */
+		if (c->sb_version_disk && c->sb_version_disk < le64_to_cpu(sbs[i]->version) &&
+		    !c->opts.version_upgrade)
+			sbs[i]->version = cpu_to_le64(c->sb_version_disk);
 		ret = bch_sb_validate(sbs[i], &why);
 		if (ret)
 			pr_buf(err, "%s: new superblock is invalid: %s\n", c->devs[i]->io->path,

@@ -78,6 +78,12 @@ struct bch_fs_opts {
 	unsigned		data_checksum;	/* enum bch_csum_opt + 1 */
 	unsigned		compression;	/* enum bch_compression_opt + 1 */
 	unsigned		data_replicas;	/* copies + 1 */
+	/*
+	 * Write the superblocks as the current version. Without it they keep
+	 * the version they had on disk (a version-8 filesystem stays one for
+	 * the tools of its time), although in memory it reads as current.
+	 */
+	bool			version_upgrade;
 };
 
 /* A key range of a btree whose node has no copy that verifies. */
@@ -124,6 +130,7 @@ struct bch_fs {
 
 	struct bch_sb		*sb;		/* newest superblock among members (points into a member's) */
 	size_t			sb_bytes;
+	uint64_t		sb_version_disk;/* its version on disk (before the in-memory upgrade) */
 	uint8_t			user_uuid[16];
 	uint8_t			internal_uuid[16];
 	unsigned		nr_devices;	/* sb nr_devices */

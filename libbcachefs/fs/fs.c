@@ -34,6 +34,7 @@ struct opened_dev {
 	const char		*path;
 	struct bch_devio	*io;
 	struct bch_sb_handle	sb;
+	uint64_t		disk_version;	/* before bch_sb_upgrade_in_memory() */
 };
 
 static void opened_free(struct opened_dev *d, unsigned nr)
@@ -67,6 +68,7 @@ static int open_one(struct opened_dev *d, const char *path, unsigned flags,
 	ret = bch_sb_read_valid(d->io, &d->sb, err);
 	switch (ret) {
 	case 0:
+		d->disk_version = le64_to_cpu(d->sb.sb->version);
 		bch_sb_upgrade_in_memory(d->sb.sb);
 		break;
 	case -BCH_ERR_sb_bad_csum:
@@ -198,6 +200,7 @@ static int attach_devs(struct bch_fs *c, struct opened_dev *d, unsigned nr,
 		if (i == best) {
 			c->sb = ca->sb;
 			c->sb_bytes = ca->sb_bytes;
+			c->sb_version_disk = d[i].disk_version;
 		}
 	}
 	return 0;

@@ -399,6 +399,40 @@ struct fsck_inode *fsck_table_add(struct fsck_fs *f, const struct bch_inode_unpa
 	return fi;
 }
 
+static int fi_cmp(const void *_a, const void *_b)
+{
+	const struct fsck_inode *a = _a, *b = _b;
+
+	return a->inum < b->inum ? -1 : a->inum > b->inum;
+}
+
+void fsck_table_add_many(struct fsck_fs *f, const struct bch_inode_unpacked *u,
+			 const uint8_t *virtual, size_t nr)
+{
+	if (f->nr_edges) {
+		/* indexes are in use: one at a time (the table shifts them) */
+		for (size_t i = 0; i < nr; i++) {
+			struct fsck_inode *fi = fsck_table_add(f, &u[i]);
+
+			if (virtual[i])
+				fi->state |= FI_VIRTUAL;
+		}
+		return;
+	}
+	if (f->nr_inodes + nr > f->inodes_size) {
+		f->inodes_size = f->nr_inodes + nr;
+		f->inodes = xrealloc(f->inodes, f->inodes_size * sizeof(*f->inodes));
+	}
+	for (size_t i = 0; i < nr; i++) {
+		struct fsck_inode *fi = &f->inodes[f->nr_inodes++];
+
+		fi_init(fi, &u[i]);
+		if (virtual[i])
+			fi->state |= FI_VIRTUAL;
+	}
+	qsort(f->inodes, f->nr_inodes, sizeof(*f->inodes), fi_cmp);
+}
+
 /* A new directory inode as 40 §40.5.8 makes it (options from @parent if any). */
 void fsck_dir_inode_new(struct fsck_fs *f, struct bch_inode_unpacked *u, uint64_t inum,
 			  const struct bch_inode_unpacked *parent)

@@ -213,6 +213,12 @@ bool fsck_run_seen(struct hash_run *r, uint64_t hash, unsigned type,
 void fsck_run_step(struct hash_run *r, uint64_t inum, uint64_t offset);
 void fsck_seen_inum(struct fsck_fs *f, uint64_t inum);
 struct fsck_inode *fsck_table_add(struct fsck_fs *f, const struct bch_inode_unpacked *u);
+/*
+ * Records for @nr new inodes at once, before any directory link is noted
+ * (no edges yet); those with @virtual[i] set only stand in (FI_VIRTUAL).
+ */
+void fsck_table_add_many(struct fsck_fs *f, const struct bch_inode_unpacked *u,
+			 const uint8_t *virtual, size_t nr);
 
 uint64_t fsck_size_limit(const struct fsck_fs *f, uint64_t size);
 void fsck_add_edge(struct fsck_fs *f, struct fsck_inode *dir, struct fsck_inode *sub,

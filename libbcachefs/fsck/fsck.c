@@ -624,9 +624,11 @@ static int check_node(void *arg, const struct btree_node_visit *v)
 	if (!v->n && !w->err->pos)
 		pr_buf(w->err, "btree %s level %u: node cannot be read: %s\n",
 		       bch_btree_id_str(v->btree_id), v->level, bch_err_str(v->read_err));
-	if (!v->n)
+	if (!v->n) {
 		fallback = v->level == v->root_level ? (int)PROB_btree_root_unreadable
 						     : (int)PROB_btree_node_unreadable;
+		w->s->lost_btrees |= 1U << v->btree_id;
+	}
 	if (!v->n)
 		cov_add(w, v->level == v->root_level ? POS_H_MIN : min,
 			v->level == v->root_level || !v->ptr ? POS_H_MAX : v->ptr->k.p);
@@ -687,6 +689,7 @@ static void fill_gaps(struct node_walk *w, unsigned id)
 			goto next;
 		/* [cur, next) is in no node (the last: [cur, POS_MAX]) */
 		gmax = last || extents ? next : bpos_before(next);
+		w->s->lost_btrees |= 1U << id;
 		printbuf_reset(&a);
 		printbuf_reset(&b);
 		bch_bpos_to_text(&a, cur);

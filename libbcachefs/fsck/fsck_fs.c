@@ -77,6 +77,7 @@
 #include "format/format.h"
 #include "fsck/fsck_fs.h"
 #include "fsck/fs_tables.h"
+#include "fsck/fsck_lost.h"
 
 #include "fs/fsread.h"
 
@@ -584,6 +585,8 @@ int bch_fsck_fs(struct bch_fs *c, struct fsck_state *s)
 
 	bch_trans_init(&f.batch, c);
 	ret = fsck_load_inodes(&f);
+	if (!ret && !f.stop)
+		ret = fsck_pass_lost_inodes(&f);
 	if (!ret && !f.stop)
 		ret = fsck_check_root_missing(&f);
 	for (size_t i = 0; i < ARRAY_SIZE(fs_passes) && !ret && !f.stop && !s->cancelled; i++)

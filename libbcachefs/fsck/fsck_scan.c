@@ -314,6 +314,7 @@ static int start_lost(struct bch_fs *c, struct fsck_state *s)
 	seq = max_t(uint64_t, j->max_seq_seen, fs->ns.max_journal_seq);
 	bch_journal_start_fresh(j, seq);
 
+	s->lost_btrees = (1U << BCH_NR_BTREES) - 1;
 	for (unsigned id = 0; id < BCH_NR_BTREES; id++) {
 		struct scan_range *r = range_get(fs, id, BTREE_ITER_MAX_DEPTH, POS_H_MIN, POS_H_MAX);
 
@@ -386,6 +387,7 @@ int bch_fsck_scan_start(struct bch_fs *c, struct fsck_state *s,
 
 		if (c->roots[id].present || (!root_required(id) && !found))
 			continue;
+		s->lost_btrees |= 1U << id;
 		printbuf_reset(&pb);
 		if (fs->ns.done)
 			pr_buf(&pb, " (%lu node%s of it found by the node scan)", found, found == 1 ? "" : "s");

@@ -92,7 +92,8 @@ struct fsck_scan;
 	x(inode_nlink_wrong,		524,	PROB_FIXABLE|PROB_PREEN,	"inode link count is wrong") \
 	x(dirents_for_non_dir,		525,	PROB_FIXABLE,			"dirents found for an inode that is not a directory") \
 	x(inode_invalid,		526,	PROB_FIXABLE,			"inode is invalid") \
-	x(quota_wrong,			527,	0,				"quota usage is wrong")	/* 2018: usage is not on disk (spec 40 §40.7): nothing to check */
+	x(quota_wrong,			527,	0,				"quota usage is wrong")	/* 2018: usage is not on disk (spec 40 §40.7): nothing to check */ \
+	x(inode_lost,			528,	PROB_FIXABLE,			"inode lost with a node of the inodes btree, its keys kept")
 
 enum bch_problem {
 #define x(name, id, flags, summary) PROB_##name,
@@ -156,6 +157,13 @@ struct fsck_state {
 	struct fsck_scan	*scan;
 	/* -p met a PROB_HALTS_PREEN problem: nothing more is fixed */
 	bool			preen_halted;
+	/*
+	 * Btrees that lost a node this run (bit per btree id: unreadable, or
+	 * the pointers to it lost), whatever the node scan brought back: an
+	 * inode missing while keys of it survive is then recreated from its
+	 * keys, never a reason to delete them (fsck_lost.c).
+	 */
+	uint32_t		lost_btrees;
 };
 
 void fsck_state_init(struct fsck_state *s, enum fsck_mode mode, const struct fsck_ops *ops);

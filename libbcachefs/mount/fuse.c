@@ -265,6 +265,18 @@ static bool mount_devnum(const char *mnt, char *devnum, size_t size)
 	return found;
 }
 
+bool bch_fuse_mount_dev(const char *mnt, dev_t *dev)
+{
+	char devnum[32];
+	unsigned maj, min;
+
+	if (!mount_devnum(mnt, devnum, sizeof(devnum)) ||
+	    sscanf(devnum, "%u:%u", &maj, &min) != 2)
+		return false;
+	*dev = makedev(maj, min);
+	return true;
+}
+
 /*
  * The kernel reads ahead 128 KiB at a time on a FUSE mount by default:
  * with the page cache on, a request of that size each. Ask for more

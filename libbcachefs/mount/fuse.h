@@ -101,6 +101,13 @@ struct fuse_session *bch_fuse_session_new(struct bch_fuse *bf, struct fuse_args 
 void bch_fuse_read_ahead_stats(const struct bch_fuse *bf, unsigned long *nr_done,
 			       unsigned long *nr_taken, unsigned long *nr_served);
 
+/*
+ * The device number (st_dev of its files) of the FUSE mount on @mnt, from
+ * /proc/self/mountinfo: no request to the mount itself. False if none.
+ */
+#include <sys/types.h>
+bool bch_fuse_mount_dev(const char *mnt, dev_t *dev);
+
 /* Node id <-> bcachefs inode number (exposed for tests). */
 uint64_t bch_fuse_ino_to_inum(uint64_t ino);
 uint64_t bch_fuse_inum_to_ino(uint64_t inum);
