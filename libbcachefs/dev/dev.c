@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -28,6 +29,24 @@ static long fault_v = -2;
 void dev_fault_after(long n)
 {
 	fault_v = n < 0 ? -1 : (long)dev_nr_writes + n;
+}
+
+/*
+ * BCH_KILL_AT_WRITE=N (crash tests, tests/crash/killtest.sh --self-kill):
+ * the process kills itself (SIGKILL) instead of making its N-th write, as
+ * if the kill had come at that moment.
+ */
+static void kill_at_write(void)
+{
+	static long at = -2;
+
+	if (at == -2) {
+		const char *e = getenv("BCH_KILL_AT_WRITE");
+
+		at = e && *e ? strtol(e, NULL, 10) : -1;
+	}
+	if (at >= 0 && dev_nr_writes >= (unsigned long)at)
+		raise(SIGKILL);
 }
 
 static long fault_after_writes(void)
@@ -534,6 +553,7 @@ int dev_pwrite(struct bch_devio *d, const void *buf, size_t len, uint64_t offset
 
 	if (!d->rw)
 		return -EROFS;
+	kill_at_write();
 	if (fault >= 0 && dev_nr_writes >= (unsigned long)fault)
 		return -EIO;
 	dev_nr_writes++;
@@ -618,6 +638,7 @@ void dev_prealloc(struct bch_devio *d, uint64_t offset, uint64_t len, bool zero)
 		ssize_t r;
 
 		/* a write like any other for fault injection (it fails the same way) */
+		kill_at_write();
 		if (fault >= 0 && dev_nr_writes >= (unsigned long)fault)
 			return;
 		dev_nr_writes++;

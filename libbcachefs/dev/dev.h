@@ -3,7 +3,8 @@
  * Device I/O: one open member device (regular file or block device).
  * Every read is bounds-checked against the device size; short reads are
  * errors. Tests can make writes fail after the N-th one (fault injection)
- * by setting BCH_FAULT_WRITES=N in the environment.
+ * by setting BCH_FAULT_WRITES=N in the environment, or kill themselves
+ * (SIGKILL) at the N-th write with BCH_KILL_AT_WRITE=N.
  *
  * The write log (crash-consistency tests, tests/crash/README.md): with
  * BCH_WRITE_LOG=PATH in the environment, every open for writing, every

@@ -29,6 +29,10 @@
 #   --cleanup CMD  sh -c CMD after each kill, before the check (e.g. the
 #                  `fusermount3 -u -z MNT` of a killed FUSE server)
 #   --keep DIR     the images of the failing runs (zstd) and their reasons
+#   --self-kill    no timed kill: each run kills itself at a write drawn
+#                  with the seed from [1, W) (BCH_KILL_AT_WRITE, dev.c),
+#                  W the writes of the uninterrupted run: always in the
+#                  middle of the writes, whatever the machine's load
 #
 # Exit 0 when every run's images pass, 1 when one fails, 2 on a usage or
 # set-up error. Last line: "N runs: N killed, N finished, N failed".
@@ -43,7 +47,7 @@ usage() {
 	sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'
 	exit 2
 }
-mode=recover nofs=0 uninit=0 ucheck="" recover="" keep="" tmo=60 runs=10 seed=1 cleanup=""
+mode=recover nofs=0 uninit=0 ucheck="" recover="" keep="" tmo=60 runs=10 seed=1 cleanup="" selfkill=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) mode=$2; shift;;
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
 	--seed) seed=$2; shift;;
 	--keep) keep=$2; shift;;
 	--timeout) tmo=$2; shift;;
+	--self-kill) selfkill=1;;
 	-h|--help) usage;;
 	--) shift; break;;
 	-*) echo "killtest: unknown option $1" >&2; exit 2;;
@@ -135,26 +140,40 @@ mkdir -p "$CC_WORK/out"
 : > "$CC_RESULTS"
 
 killed=0 finished=0 failed=0 i=0
-for delay in $(awk -v s="$seed" -v n="$runs" -v t="$dur" -v a="$w0" -v b="$w1" \
+if [ $selfkill = 1 ]; then
+	# write numbers (BCH_KILL_AT_WRITE counts from 0: k kills before write k)
+	points=$(awk -v s="$seed" -v n="$runs" -v w="${total:-2}" \
+		'BEGIN { srand(s); for (i = 0; i < n; i++) printf "%d\n", 1 + int(rand() * (w > 2 ? w - 1 : 1)) }')
+else
+	points=$(awk -v s="$seed" -v n="$runs" -v t="$dur" -v a="$w0" -v b="$w1" \
 		'BEGIN { srand(s); for (i = 0; i < n; i++) {
 			if (rand() < 0.75) d = a + rand() * (b - a); else d = rand() * t
-			printf "%.3f\n", d / 1000 } }'); do
+			printf "%.3f\n", d / 1000 } }')
+fi
+for delay in $points; do
 	i=$((i + 1))
 	fresh
-	# its own session and process group (setsid execs in place: the pid is
-	# the group), so the kill reaches every process of CMD
-	BCH_WRITE_LOG=$work/log setsid "$@" > "$work/run.out" 2>&1 &
-	pid=$!
-	sleep "$delay"
-	# (the group does not exist yet when setsid has not run: the pid alone)
-	kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	r=$?
-	pid=""
+	if [ $selfkill = 1 ]; then
+		BCH_WRITE_LOG=$work/log BCH_KILL_AT_WRITE=$delay "$@" > "$work/run.out" 2>&1
+		r=$?
+		when="at write $delay"
+	else
+		# its own session and process group (setsid execs in place: the pid
+		# is the group), so the kill reaches every process of CMD
+		BCH_WRITE_LOG=$work/log setsid "$@" > "$work/run.out" 2>&1 &
+		pid=$!
+		sleep "$delay"
+		# (the group does not exist yet when setsid has not run: the pid alone)
+		kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		r=$?
+		pid=""
+		when="after ${delay}s"
+	fi
 	if [ $r = 137 ]; then how=killed; else how=finished; fi
 	[ -z "$cleanup" ] || sh -c "$cleanup" > "$work/cleanup.out" 2>&1
 	w=$("$REPLAY" info "$work/log" 2>/dev/null | sed -n 's/.* writes \([0-9]*\) .*/\1/p')
-	desc="run $i: $how after ${delay}s, ${w:-0} of ${total:-?} writes (exit $r)"
+	desc="run $i: $how $when, ${w:-0} of ${total:-?} writes (exit $r)"
 	if [ $how = killed ]; then killed=$((killed + 1)); else finished=$((finished + 1)); fi
 
 	CRASH_IMAGES=$KILL_IMAGES CRASH_DEVS=$KILL_DEVS CRASH_STATE=kill-$i CRASH_DESC=$desc \
