@@ -176,6 +176,8 @@ int64_t bch_fs_seek(struct bch_fs *c, uint64_t inum, uint64_t offset, bool data,
  * @inum. -EEXIST / -ENODATA for CREATE / REPLACE, -EOPNOTSUPP for an
  * unknown namespace, -ERANGE for a name over 255 bytes, -E2BIG for a
  * value that does not fit a key, -EINVAL for a malformed ACL.
+ * "bcachefs.NAME" sets inode option NAME (fs/inode_opts.h) in the inode:
+ * -EINVAL for an unknown option or a bad value.
  */
 int bch_fs_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
 		     const void *val, size_t size, unsigned flags, struct printbuf *err);

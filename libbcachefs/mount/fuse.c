@@ -46,6 +46,7 @@
 #include "core/integrity.h"
 #include "fs/fsops.h"
 #include "fs/fsread.h"
+#include "fs/inode_opts.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"
 #include "format/ioctl.h"
@@ -847,9 +848,14 @@ static void bf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct bch_fuse *bf = req_fs(req);
 	struct printbuf err = PRINTBUF, names = PRINTBUF;
 	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	struct bch_inode_unpacked inode;
 	unsigned long nr_bad = 0;
 	int ret;
 
+	if (!get_inode(bf, req, inum, "listxattr", &inode))
+		goto out;
+	/* the inode's options first, as "bcachefs.NAME" (fs/inode_opts.h) */
+	bch_inode_opts_xattr_list(&names, &inode);
 	ret = bch_xattr_list(bf->c, inum, listxattr_fn, &names, &nr_bad, &err);
 	if (nr_bad)
 		bf_log(bf, &err, "listxattr of inode %" PRIu64 ": %lu xattrs could not be decoded and were skipped",
@@ -865,6 +871,7 @@ static void bf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	} else {
 		fuse_reply_buf(req, names.buf, names.pos);
 	}
+out:
 	printbuf_exit(&names);
 	printbuf_exit(&err);
 }
@@ -883,11 +890,13 @@ static void bf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		buf = xmalloc(size);
 	n = bch_xattr_get(bf->c, &inode, name, buf, size, &err);
 	if (n < 0) {
-		if (n != -ENODATA && n != -ERANGE && n != -EOPNOTSUPP)
+		/* a user's asking wrongly is not worth a log line; EINVAL: "bcachefs.BAD" */
+		bool asked = n == -ENODATA || n == -ERANGE || n == -EOPNOTSUPP || n == -EINVAL;
+
+		if (!asked)
 			bf_log(bf, &err, "getxattr %s of inode %" PRIu64 " failed: %s",
 			       name, inode.bi_inum, bch_err_str((int)n));
-		fuse_reply_err(req, n == -ENODATA || n == -ERANGE || n == -EOPNOTSUPP
-			       ? (int)-n : fuse_errno((int)n));
+		fuse_reply_err(req, asked ? (int)-n : fuse_errno((int)n));
 	} else if (!size) {
 		fuse_reply_xattr(req, (size_t)n);
 	} else {
