@@ -47,6 +47,7 @@
 #include "fs/fsops.h"
 #include "fs/fsread.h"
 #include "fs/inode_opts.h"
+#include "fs/quota.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"
 #include "format/ioctl.h"
@@ -876,6 +877,104 @@ out:
 	printbuf_exit(&err);
 }
 
+/*
+ * Quotas through the root directory (FUSE has no quotactl; fs/quota.h):
+ * getxattr "bcachefs_quota.report" is the report of every counted type,
+ * its first 60 KiB of whole lines; "bcachefs_quota.report.N" the lines
+ * from line N on (a page; empty at the end);
+ * setxattr "bcachefs_quota.TYPE.ID" (TYPE user, group or project) with
+ * "space_hard=SECTORS,space_soft=...,inodes_hard=N,inodes_soft=N" sets
+ * limits (root only). What `bcachefs quota` uses. Returns false when
+ * @name is not one of these (an ordinary xattr).
+ */
+#define QUOTA_XATTR_PREFIX	"bcachefs_quota."
+#define QUOTA_XATTR_PAGE	(60U << 10)
+
+static bool quota_xattr(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, bool set)
+{
+	struct bch_quota_table *q = bch_quota_running(bf->c);
+	struct printbuf out = PRINTBUF;
+	const char *what = name + strlen(QUOTA_XATTR_PREFIX);
+
+	if (strncmp(name, QUOTA_XATTR_PREFIX, strlen(QUOTA_XATTR_PREFIX)) ||
+	    bch_fuse_ino_to_inum(ino) != BCACHEFS_ROOT_INO)
+		return false;
+	if (!q) {
+		fuse_reply_err(req, EOPNOTSUPP);
+	} else if (!set) {
+		unsigned long long from = 0;
+		char *e = NULL;
+
+		if (!strncmp(what, "report.", 7)) {
+			errno = 0;
+			from = strtoull(what + 7, &e, 10);
+		}
+		if (strcmp(what, "report") && (!e || errno || e == what + 7 || *e)) {
+			fuse_reply_err(req, ENODATA);
+		} else {
+			/*
+			 * The lines from line @from on, as many as fit an xattr
+			 * value (the kernel takes 64 KiB at most): the command
+			 * asks for the next page from the next line.
+			 */
+			const char *p, *start, *end;
+
+			bch_quota_report(&out, q);
+			p = printbuf_str(&out);
+			for (; from && *p; from--)
+				p = strchr(p, '\n') + 1;
+			start = end = p;
+			while (*p && (size_t)(strchr(p, '\n') + 1 - start) <= QUOTA_XATTR_PAGE) {
+				p = strchr(p, '\n') + 1;
+				end = p;
+			}
+			if (!size)
+				fuse_reply_xattr(req, (size_t)(end - start));
+			else if ((size_t)(end - start) > size)
+				fuse_reply_err(req, ERANGE);
+			else
+				fuse_reply_buf(req, start, (size_t)(end - start));
+		}
+	} else {
+		char type_name[16], val[256], *e;
+		const char *dot = strchr(what, '.');
+		struct bch_quota_h lim;
+		unsigned long long id;
+		int type = -1, ret;
+
+		if (dot && (size_t)(dot - what) < sizeof(type_name)) {
+			memcpy(type_name, what, (size_t)(dot - what));
+			type_name[dot - what] = '\0';
+			type = bch_quota_type_lookup(type_name);
+		}
+		errno = 0;
+		id = dot ? strtoull(dot + 1, &e, 10) : 0;
+		if (type < 0 || errno || e == dot + 1 || *e || id > UINT32_MAX ||
+		    size >= sizeof(val) || memchr(value, 0, size)) {
+			fuse_reply_err(req, EINVAL);
+			goto out;
+		}
+		if (fuse_req_ctx(req)->uid) {
+			fuse_reply_err(req, EPERM);
+			goto out;
+		}
+		memcpy(val, value, size);
+		val[size] = '\0';
+		bch_quota_limits_get(q, (unsigned)type, (uint32_t)id, &lim);
+		ret = bch_quota_limits_parse(val, &lim);
+		if (!ret)
+			ret = bch_quota_limits_set(bf->c, (unsigned)type, (uint32_t)id, &lim, &out);
+		if (ret)
+			reply_ret(bf, req, ret, &out, "set quota limits", BCACHEFS_ROOT_INO);
+		else
+			fuse_reply_err(req, 0);
+	}
+out:
+	printbuf_exit(&out);
+	return true;
+}
+
 static void bf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct bch_fuse *bf = req_fs(req);
@@ -884,6 +983,8 @@ static void bf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	void *buf = NULL;
 	ssize_t n;
 
+	if (quota_xattr(bf, req, ino, name, NULL, size, false))
+		goto out;
 	if (!get_inode(bf, req, bch_fuse_ino_to_inum(ino), "getxattr", &inode))
 		goto out;
 	if (size)
@@ -981,7 +1082,7 @@ static void reply_ret(struct bch_fuse *bf, fuse_req_t req, int ret, struct print
 	case ENOENT: case EEXIST: case ENOTDIR: case EISDIR: case ENOTEMPTY:
 	case ENAMETOOLONG: case EPERM: case EMLINK: case ENODATA:
 	case ERANGE: case E2BIG: case EOPNOTSUPP: case ENXIO: case EFBIG: case EACCES:
-	case ENODEV:
+	case ENODEV: case EDQUOT:
 		break;
 	case ENOSPC:
 		if (err && err->pos)
@@ -1262,6 +1363,8 @@ static void bf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	uint64_t inum = bch_fuse_ino_to_inum(ino);
 	int ret;
 
+	if (quota_xattr(bf, req, ino, name, value, size, true))
+		goto out;
 	ret = bch_fs_xattr_set(bf->c, inum, name, value, size,
 			       (flags & XATTR_CREATE ? BCH_XATTR_CREATE : 0) |
 			       (flags & XATTR_REPLACE ? BCH_XATTR_REPLACE : 0), &err);
@@ -1269,6 +1372,7 @@ static void bf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		reply_ret(bf, req, ret, &err, "setxattr", inum);
 	else
 		fuse_reply_err(req, 0);
+out:
 	printbuf_exit(&err);
 }
 
