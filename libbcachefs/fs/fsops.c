@@ -1441,6 +1441,8 @@ int bch_fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa
 		u.bi_uid = sa->uid;
 	if (sa->valid & BCH_SET_GID)
 		u.bi_gid = sa->gid;
+	if (sa->valid & BCH_SET_PROJECT)
+		u.bi_project = sa->project;
 	if (sa->valid & BCH_SET_ATIME_NOW)
 		u.bi_atime = now;
 	else if (sa->valid & BCH_SET_ATIME)

@@ -107,11 +107,13 @@ int bch_fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t ole
 #define BCH_SET_ATIME_NOW	(1U << 6)
 #define BCH_SET_MTIME_NOW	(1U << 7)
 #define BCH_SET_CTIME		(1U << 8)
+#define BCH_SET_PROJECT		(1U << 9)	/* bi_project (project quotas) */
 
 struct bch_setattr {
 	unsigned	valid;
 	unsigned	mode;		/* permission bits (the type stays) */
 	uint32_t	uid, gid;
+	uint32_t	project;
 	uint64_t	size;
 	struct timespec	atime, mtime, ctime;
 };

@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/xattr.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #include "admin/admin.h"
@@ -1648,6 +1649,107 @@ LOCKED(bf_releasedir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
  * socket (mount/ctl.h). Everything else: ENOTTY. No engine state is
  * touched (the uuid never changes), so no lock.
  */
+/* bi_flags bits 0-4 (sync immutable append nodump noatime) as FS_XFLAG_* */
+static const unsigned xflag_of_bit[] = {
+	FS_XFLAG_SYNC, FS_XFLAG_IMMUTABLE, FS_XFLAG_APPEND, FS_XFLAG_NODUMP, FS_XFLAG_NOATIME,
+};
+
+/*
+ * FS_IOC_FSGETXATTR / FS_IOC_FSSETXATTR (the kernel's fileattr calls come
+ * as these): the project id of an inode, which project quotas count, as
+ * the 2018 kernel set it (chattr -p, xfs_io chproj); new inodes take their
+ * directory's. The flags are shown; a set that would change them is
+ * refused (EOPNOTSUPP), only the project id changes.
+ */
+static void fsxattr_ioctl(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, unsigned cmd,
+			  const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct printbuf err = PRINTBUF;
+	struct bch_inode_unpacked inode;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	struct fsxattr fa = { 0 };
+	unsigned xflags = 0;
+	int ret;
+
+	if (!get_inode(bf, req, inum, "fsxattr ioctl", &inode))
+		goto out;
+	for (unsigned i = 0; i < ARRAY_SIZE(xflag_of_bit); i++)
+		if (inode.bi_flags & (1U << i))
+			xflags |= xflag_of_bit[i];
+	if (cmd == FS_IOC_FSGETXATTR) {
+		if (out_bufsz < sizeof(fa)) {
+			fuse_reply_err(req, EINVAL);
+			goto out;
+		}
+		fa.fsx_xflags = xflags;
+		fa.fsx_projid = inode.bi_project;
+		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+		goto out;
+	}
+	if (!bf->opts.rw) {
+		fuse_reply_err(req, EROFS);
+		goto out;
+	}
+	if (in_bufsz < sizeof(fa)) {
+		fuse_reply_err(req, EINVAL);
+		goto out;
+	}
+	memcpy(&fa, in_buf, sizeof(fa));
+	if (fa.fsx_xflags != xflags) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		goto out;
+	}
+	if (fa.fsx_projid != inode.bi_project) {
+		struct bch_setattr sa = { .valid = BCH_SET_PROJECT, .project = fa.fsx_projid };
+
+		ret = bch_fs_setattr(bf->c, inum, &sa, NULL, &err);
+		if (ret) {
+			reply_ret(bf, req, ret, &err, "set project", inum);
+			goto out;
+		}
+	}
+	fuse_reply_ioctl(req, 0, NULL, 0);
+out:
+	printbuf_exit(&err);
+}
+
+/*
+ * FS_IOC_GETFLAGS / SETFLAGS (lsattr, chattr): bi_flags bits 0-4 shown;
+ * setting the flags they have already passes (chattr -p sets them back
+ * as they were), changing them is EOPNOTSUPP (nothing here enforces them).
+ */
+static void flags_ioctl(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, bool set,
+			const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	static const unsigned fl_of_bit[] = {
+		FS_SYNC_FL, FS_IMMUTABLE_FL, FS_APPEND_FL, FS_NODUMP_FL, FS_NOATIME_FL,
+	};
+	struct bch_inode_unpacked inode;
+	unsigned flags = 0, want;
+
+	if (!get_inode(bf, req, bch_fuse_ino_to_inum(ino), "flags ioctl", &inode))
+		return;
+	for (unsigned i = 0; i < ARRAY_SIZE(fl_of_bit); i++)
+		if (inode.bi_flags & (1U << i))
+			flags |= fl_of_bit[i];
+	if (!set) {
+		if (out_bufsz < sizeof(flags))
+			fuse_reply_err(req, EINVAL);
+		else
+			fuse_reply_ioctl(req, 0, &flags, sizeof(flags));
+		return;
+	}
+	if (in_bufsz < sizeof(want)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(&want, in_buf, sizeof(want));
+	if (want != flags)
+		fuse_reply_err(req, EOPNOTSUPP);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
 static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
@@ -1655,6 +1757,15 @@ static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
 	struct bch_fuse *bf = req_fs(req);
 	struct bch_ioctl_query_uuid u;
 
+	if ((unsigned)cmd == FS_IOC_GETFLAGS || (unsigned)cmd == FS_IOC_SETFLAGS) {
+		flags_ioctl(bf, req, ino, (unsigned)cmd == FS_IOC_SETFLAGS, in_buf, in_bufsz,
+			    out_bufsz);
+		return;
+	}
+	if ((unsigned)cmd == FS_IOC_FSGETXATTR || (unsigned)cmd == FS_IOC_FSSETXATTR) {
+		fsxattr_ioctl(bf, req, ino, (unsigned)cmd, in_buf, in_bufsz, out_bufsz);
+		return;
+	}
 	if ((unsigned)cmd != BCH_IOCTL_QUERY_UUID) {
 		fuse_reply_err(req, ENOTTY);
 		return;
@@ -1666,6 +1777,10 @@ static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
 	memcpy(u.uuid.b, bf->c->user_uuid, sizeof(u.uuid.b));
 	fuse_reply_ioctl(req, 0, &u, sizeof(u));
 }
+
+LOCKED(bf_ioctl, (fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_info *fi,
+		 unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz),
+       (req, ino, cmd, arg, fi, flags, in_buf, in_bufsz, out_bufsz))
 
 /* read-only: the write operations are left NULL (libfuse answers ENOSYS; a
  * read-only mount never gets them) */
@@ -1681,7 +1796,7 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_ro = {
 	.statfs		= bf_statfs_locked,
 	.getxattr	= bf_getxattr_locked,
 	.listxattr	= bf_listxattr_locked,
-	.ioctl		= bf_ioctl,
+	.ioctl		= bf_ioctl_locked,
 };
 
 static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
@@ -1715,7 +1830,7 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
 	.create		= bf_create_locked,
 	.fallocate	= bf_fallocate_locked,
 	.lseek		= bf_lseek_locked,
-	.ioctl		= bf_ioctl,
+	.ioctl		= bf_ioctl_locked,
 };
 
 struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts)

@@ -7,7 +7,8 @@
 # more than one page of the mount's report); `quota set` writes the
 # 2018 quota key (`list -b quotas`), and a write, create or chown over a
 # hard limit is EDQUOT; an inode whose i_sectors is wrong is counted wrong
-# until fsck repairs it, then right.
+# until fsck repairs it, then right. Project quotas: the id set by chattr -p,
+# inherited, counted and limited.
 . "$TESTDIR/../lib.sh"
 fuse_mount_setup
 [ "$(id -u)" = 0 ] || { echo "root needed (files of several owners)"; exit 77; }
@@ -130,4 +131,29 @@ total=$(awk '$1 == "user" && $2 == 1003 { print $3 }' "$WORK/walk-mounted.txt")
 grep -q "i_sectors wrong" "$WORK/fsck-y.out" || { cat "$WORK/fsck-y.out"; fail "fsck: i_sectors"; }
 report "$img" > "$WORK/rep-fixed.txt"
 diff "$WORK/walk-mounted.txt" "$WORK/rep-fixed.txt" || fail "quota usage after fsck -y"
+
+# project quotas: the project id set as the 2018 kernel took it (chattr -p:
+# FS_IOC_FSSETXATTR), inherited by what is created under it, counted, limited
+if command -v chattr > /dev/null && command -v lsattr > /dev/null; then
+	pimg=$WORK/p.img
+	truncate -s 64M "$pimg"
+	"$B" format -q --prjquota "$pimg" > /dev/null 2>&1 || fail "format --prjquota"
+	mount_fg p "$pimg"
+	mkdir "$mnt/proj"
+	chattr -p 42 "$mnt/proj" || fail "chattr -p"
+	mkdir "$mnt/proj/sub"
+	head -c 100000 /dev/urandom > "$mnt/proj/sub/f" || fail "write under the project"
+	[ "$(lsattr -p -d "$mnt/proj/sub/f" | awk '{ print $1 }')" = 42 ] || fail "project not inherited"
+	want=$(stat -c %b "$mnt/proj" "$mnt/proj/sub" "$mnt/proj/sub/f" | awk '{ s += $1 } END { print s }')
+	"$B" quota report "$mnt" | grep -q "^project 42 space $want 0 0 inodes 3 0 0$" ||
+		{ "$B" quota report "$mnt"; fail "project 42: not $want sectors, 3 inodes"; }
+	"$B" quota set "$mnt" project 42 --inodes-hard=4 || fail "quota set project"
+	touch "$mnt/proj/sub/g" || fail "the fourth inode of the project"
+	touch "$mnt/proj/sub/h" 2> "$WORK/p.err" && fail "project inode hard limit not enforced"
+	grep -q "Disk quota exceeded" "$WORK/p.err" || { cat "$WORK/p.err"; fail "project: not EDQUOT"; }
+	touch "$mnt/outside" || fail "a file outside the project"
+	chattr +i "$mnt/outside" 2> /dev/null && fail "chattr +i taken (not enforced here)"
+	unmount_fg p > /dev/null
+	"$B" fsck -n -f "$pimg" > "$WORK/pfsck.out" 2>&1 || { cat "$WORK/pfsck.out"; fail "fsck (projects)"; }
+fi
 true
