@@ -101,6 +101,21 @@ setfattr -n bcachefs.data_replicas -v 2 "$m/two" || fail "data_replicas=2"
 head -c 300000 /dev/urandom > "$WORK/rand"
 cp "$WORK/rand" "$m/two" || fail "write two"
 cmp "$WORK/text" "$m/d/sub/t" || fail "read back t"
+# bcachefs setattr: a tree at once, "-" removes, a bad value fails (exit 1)
+mkdir -p "$m/tree/a/b" && touch "$m/tree/a/b/f" "$m/tree/g"
+"$B" setattr --data_replicas=2 --background_compression=lz4 "$m/tree" || fail "setattr"
+for x in tree tree/a tree/a/b tree/a/b/f tree/g; do
+	[ "$(getfattr --absolute-names --only-values -n bcachefs.data_replicas "$m/$x")" = 2 ] ||
+		fail "setattr: $x"
+done
+"$B" setattr -d --background_compression=- "$m/tree" || fail "setattr -"
+getfattr --absolute-names -n bcachefs.background_compression "$m/tree" > /dev/null 2>&1 &&
+	fail "setattr -: still set"
+[ "$(getfattr --absolute-names --only-values -n bcachefs.background_compression "$m/tree/g")" = lz4 ] ||
+	fail "setattr -d went into the tree"
+"$B" setattr --compression=bzip2 "$m/tree/g" 2> "$WORK/setattr.err"
+[ $? = 1 ] || fail "setattr of a bad value: not exit 1"
+grep -q "compression=bzip2: bad value" "$WORK/setattr.err" || { cat "$WORK/setattr.err"; fail "setattr: the message"; }
 unmount_fg o > /dev/null
 
 # the write path: zstd (crc type 4) and crc64 (csum 6) on the hdd (device 1)
