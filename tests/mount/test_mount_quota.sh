@@ -6,7 +6,7 @@
 # (stat), and of the unmounted filesystem the same (also for 2000 ids,
 # more than one page of the mount's report); `quota set` writes the
 # 2018 quota key (`list -b quotas`), and a write, create or chown over a
-# hard limit is EDQUOT; an inode whose i_sectors is wrong is counted wrong
+# hard limit is EDQUOT; a damaged quota key is found and deleted by fsck; an inode whose i_sectors is wrong is counted wrong
 # until fsck repairs it, then right. Project quotas: the id set by chattr -p,
 # inherited, counted and limited.
 . "$TESTDIR/../lib.sh"
@@ -117,8 +117,36 @@ grep -q "^u64s 9 type 128 0:1002 .*: space hardlimit 600 softlimit 200inodes har
 	"$WORK/list.txt" || { cat "$WORK/list.txt"; fail "list -b quotas: the key"; }
 "$B" fsck -n -f "$img" > "$WORK/fsck.out" 2>&1 || { cat "$WORK/fsck.out"; fail "fsck after the mount"; }
 
-# usage comes from the inodes' i_sectors: a wrong one is counted wrong until fsck repairs it
+# a damaged quota key (its type byte patched to 129 in the leaf, checksums
+# redone): fsck -n finds it, fsck -y deletes it, the other keys stay
 test_tool plant
+cp "$img" "$WORK/bad.img"
+leaf=$("$TOOL" "$WORK/bad.img" leaf-of quotas 0 1002) || fail "leaf-of quotas"
+off=$(python3 - "$WORK/bad.img" "$leaf" <<'PY'
+import struct, sys
+with open(sys.argv[1], 'rb') as f:
+    f.seek(int(sys.argv[2]))
+    node = f.read(1 << 20)
+i = node.find(struct.pack('<QQQQ', 600, 200, 6, 0))
+# the packed key before its value: first byte its u64s (key + 4), third its type
+for k in range(1, 6):
+    h = i - 8 * k
+    if i > 0 and h >= 0 and node[h] == k + 4 and node[h + 2] == 128:
+        print(int(sys.argv[2]) + h + 2)
+        break
+PY
+)
+[ -n "$off" ] || fail "the quota key in its leaf"
+printf '\201' | dd of="$WORK/bad.img" bs=1 seek="$off" conv=notrunc status=none
+"$TOOL" "$WORK/bad.img" resum-node "$leaf" > /dev/null || fail "resum-node"
+"$B" fsck -n -f "$WORK/bad.img" > "$WORK/bad-n.out" 2>&1 && fail "fsck -n: the bad quota key not found"
+grep -q "invalid key 0:1002 type 129" "$WORK/bad-n.out" || { cat "$WORK/bad-n.out"; fail "fsck -n: the message"; }
+"$B" fsck -y "$WORK/bad.img" > "$WORK/bad-y.out" 2>&1
+[ $? = 1 ] || { cat "$WORK/bad-y.out"; fail "fsck -y: not exit 1 (fixed)"; }
+"$B" fsck -n -f "$WORK/bad.img" > "$WORK/bad-n2.out" 2>&1 || { cat "$WORK/bad-n2.out"; fail "fsck after the repair"; }
+"$B" list -b quotas "$WORK/bad.img" 2>&1 | grep -q . && fail "the bad quota key is still listed"
+
+# usage comes from the inodes' i_sectors: a wrong one is counted wrong until fsck repairs it
 ino=$("$B" list -b dirents "$img" | sed -n 's/.*: root-file -> \([0-9]*\).*/\1/p')
 [ -n "$ino" ] || fail "root-file's inode"
 old=$("$B" list -b inodes "$img" | sed -n "s/.* $ino:0 .* bi_sectors: \([0-9]*\) .*/\1/p")
