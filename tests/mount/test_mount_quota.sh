@@ -3,15 +3,17 @@
 # --usrquota --grpquota counts, per uid and gid, the sectors and inodes of
 # its files as the mount changes them (create, write, truncate, chown,
 # unlink); `bcachefs quota report` of the mount equals a walk of the tree
-# (stat), and of the unmounted filesystem the same (also for 2000 ids,
-# more than one page of the mount's report); `quota set` writes the
+# (stat), also after a random workload (fsx) and random chowns, and of the
+# unmounted filesystem the same (also for 2000 ids, more than one page of
+# the mount's report); `quota set` writes the
 # 2018 quota key (`list -b quotas`), and a write, create or chown over a
 # hard limit is EDQUOT; a damaged quota key is found and deleted by fsck; an inode whose i_sectors is wrong is counted wrong
 # until fsck repairs it, then right. Project quotas: the id set by chattr -p,
 # inherited, counted and limited.
 . "$TESTDIR/../lib.sh"
+. "$TESTDIR/../rw/rwlib.sh"
 fuse_mount_setup
-[ "$(id -u)" = 0 ] || { echo "root needed (files of several owners)"; exit 77; }
+rw_setup	# root; a tmpfs for fsx's shadow tree
 B=$BCACHEFS
 # the users below reach the mount point through $WORK
 chmod o+x "$WORK"
@@ -105,6 +107,20 @@ for i in range(1000):
     open(p, "w").close()
     os.chown(p, 20000 + i, 30000 + i)' "$m/many" || fail "files of many owners"
 same "many ids" "$m"
+# a random workload (fsx: writes, truncates, holes, links, renames, unlinks),
+# then owners changed at random: still what stat says
+test_tool fsx
+rw_tmpfs shadow 256m
+mkdir "$m/fsx" "$tmpfs/fsx"
+"$TOOL" -S 5 -N 3000 "$m/fsx" "$tmpfs/fsx" > "$WORK/fsx.out" 2>&1 || { tail -5 "$WORK/fsx.out"; fail "fsx"; }
+python3 -c '
+import os, random, sys
+random.seed(5)
+for d, dirs, files in os.walk(sys.argv[1]):
+    for n in dirs + files:
+        os.lchown(os.path.join(d, n), random.randint(1005, 1008), random.randint(1105, 1108))' "$m/fsx" ||
+	fail "chowns"
+same "fsx and chowns" "$m"
 [ "$("$B" quota report "$m" | wc -l)" -gt 2000 ] || fail "many ids: not every line"
 walk "$m" > "$WORK/walk-mounted.txt"
 unmount_fg q > /dev/null
