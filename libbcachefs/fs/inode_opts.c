@@ -250,13 +250,15 @@ void bch_inode_opt_to_text(struct printbuf *out, struct bch_fs *c, unsigned id, 
 ssize_t bch_inode_opt_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *u,
 				const char *full_name, void *buf, size_t size)
 {
-	int id = bch_inode_opt_lookup(full_name + strlen(BCH_INODE_OPT_XATTR_PREFIX));
 	struct printbuf t = PRINTBUF;
 	uint64_t stored;
 	ssize_t ret;
+	int id;
 
-	if (strncmp(full_name, BCH_INODE_OPT_XATTR_PREFIX, strlen(BCH_INODE_OPT_XATTR_PREFIX)) ||
-	    id < 0)
+	if (strncmp(full_name, BCH_INODE_OPT_XATTR_PREFIX, strlen(BCH_INODE_OPT_XATTR_PREFIX)))
+		return -EINVAL;
+	id = bch_inode_opt_lookup(full_name + strlen(BCH_INODE_OPT_XATTR_PREFIX));
+	if (id < 0)
 		return -EINVAL;
 	stored = bch_inode_opt_get(u, (unsigned)id);
 	if (!stored)

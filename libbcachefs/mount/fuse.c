@@ -896,11 +896,12 @@ static bool quota_xattr(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, con
 {
 	struct bch_quota_table *q = bch_quota_running(bf->c);
 	struct printbuf out = PRINTBUF;
-	const char *what = name + strlen(QUOTA_XATTR_PREFIX);
+	const char *what;
 
 	if (strncmp(name, QUOTA_XATTR_PREFIX, strlen(QUOTA_XATTR_PREFIX)) ||
 	    bch_fuse_ino_to_inum(ino) != BCACHEFS_ROOT_INO)
 		return false;
+	what = name + strlen(QUOTA_XATTR_PREFIX);
 	if (!q) {
 		fuse_reply_err(req, EOPNOTSUPP);
 	} else if (!set) {
