@@ -32,6 +32,7 @@
 #include "libbcachefs/core/integrity.h"
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/fs/fs.h"
+#include "libbcachefs/fs/quota.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/dev/mounted.h"
@@ -86,6 +87,10 @@ const char cmd_mount_usage[] =
 "                                data_replicas=N  new data of files without\n"
 "                                          their own option, instead of the\n"
 "                                          filesystem's\n"
+"                                usrquota (quota), grpquota, prjquota\n"
+"                                          count and enforce user, group,\n"
+"                                          project quotas (as format\n"
+"                                          --usrquota... does for every mount)\n"
 "                                fsck, fix_errors, and the other filesystem\n"
 "                                options are refused, naming what to do\n"
 "                                others (nosuid, nodev, noexec, debug, ...)\n"
@@ -221,6 +226,19 @@ static bool mount_opt_2018(char *t, struct mount_opts *mo)
 	}
 	if (opt_is(t, "compression", &v)) {
 		mo->fo->compression = opt_choice(t, v, compr) + 1;
+		return true;
+	}
+	/* quota accounting for this mount, besides what the superblock says */
+	if (!strcmp(t, "usrquota") || !strcmp(t, "quota")) {
+		mo->fo->quota_types |= 1;
+		return true;
+	}
+	if (!strcmp(t, "grpquota")) {
+		mo->fo->quota_types |= 2;
+		return true;
+	}
+	if (!strcmp(t, "prjquota")) {
+		mo->fo->quota_types |= 4;
 		return true;
 	}
 	if (opt_is(t, "data_replicas", &v)) {
@@ -527,6 +545,19 @@ int cmd_mount(int argc, char *argv[])
 		}
 	}
 
+	/*
+	 * Quotas (format --usrquota..., -o usrquota...): usage counted from
+	 * the inodes now, then kept and enforced by every commit (fs/quota.h)
+	 */
+	printbuf_reset(&err);
+	ret = bch_quota_start(c, bch_quota_sb_types(c) | fo.quota_types, &err);
+	if (ret) {
+		fputs(printbuf_str(&err), stderr);
+		fprintf(stderr, "bcachefs: %s: cannot count quotas: %s; nothing mounted "
+			"(run bcachefs fsck)\n", argv[optind], bch_err_str(ret));
+		goto out;
+	}
+
 	/* libfuse's arguments */
 	add_arg(&args, "bcachefs");
 	add_arg(&args, "-o");
@@ -670,8 +701,10 @@ out:
 	bch_fuse_free(bf);
 	/* after the read-ahead worker: it may hold a device taken out (admin.h) */
 	bch_admin_free(adm);
-	if (c)
+	if (c) {
+		bch_quota_stop(c);
 		bch_fs_close(c);
+	}
 	fuse_opt_free_args(&args);
 	printbuf_exit(&err);
 	printbuf_exit(&fuse_opts);

@@ -36,6 +36,9 @@
 	x(data_rereplicate,	"data rereplicate",	"Write missing replicas of degraded data") \
 	x(data_migrate,		"data migrate",		"Move data to other devices")		\
 	x(data_scrub,		"data scrub",		"Verify every checksum, repair from good copies") \
+	x(setattr,		"setattr",		"Set per-file options on files and trees") \
+	x(quota_report,		"quota report",		"Show quota usage and limits")		\
+	x(quota_set,		"quota set",		"Set the quota limits of a user, group or project") \
 	x(version,		"version",		"Print the version of this tool")
 
 #define x(fn, name, summary)					\

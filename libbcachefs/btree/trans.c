@@ -118,6 +118,9 @@ static int trans_validate(struct btree_trans *t, struct printbuf *err)
 		ret = bch_fs_write_allowed(t->c, u->btree_id, &u->k.k, err);
 		if (ret)
 			return ret;
+		if (u->btree_id == BTREE_ID_INODES && t->c->inode_hook && !t->raw &&
+		    (ret = t->c->inode_hook(t->c, t->c->inode_hook_arg, &u->k, false)))
+			return ret;
 	}
 	return 0;
 }
@@ -192,6 +195,8 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 				break;
 			if (u->btree_id == BTREE_ID_EXTENTS && !t->raw)
 				bch_rw_extent_trigger(c, u, rw->jw.seq + 1);
+			if (u->btree_id == BTREE_ID_INODES && c->inode_hook && !t->raw)
+				c->inode_hook(c, c->inode_hook_arg, &u->k, true);
 			bch_overlay_insert(&c->overlay, u->btree_id, &u->k);
 			j++;
 		}
@@ -208,7 +213,8 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	if (ret) {
 		if (i < t->nr && i)
 			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
-		if (ret != -EINVAL && ret != -BCH_ERR_btree_node_unverified)
+		/* refused before anything was applied: the engine goes on */
+		if (ret != -EINVAL && ret != -EDQUOT && ret != -BCH_ERR_btree_node_unverified)
 			rw->failed = true;
 	} else {
 		rw->stats.commits++;

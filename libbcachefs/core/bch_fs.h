@@ -84,6 +84,12 @@ struct bch_fs_opts {
 	 * the tools of its time), although in memory it reads as current.
 	 */
 	bool			version_upgrade;
+	/*
+	 * Quota types counted by this mount besides the superblock's
+	 * USRQUOTA/GRPQUOTA/PRJQUOTA (-o usrquota,grpquota,prjquota):
+	 * bit 0 user, 1 group, 2 project.
+	 */
+	unsigned		quota_types;
 };
 
 /* A key range of a btree whose node has no copy that verifies. */
@@ -174,6 +180,17 @@ struct bch_fs {
 	uint64_t		nr_inodes;
 	bool			nr_inodes_known;
 	unsigned		inodes_removing;
+
+	/*
+	 * Called for each inode key of a transaction (fs/quota.c, while the
+	 * mount counts quotas): first with @apply false while the transaction
+	 * is checked, nothing applied yet (an error refuses it, e.g.
+	 * -EDQUOT), then with @apply true just before the key goes into the
+	 * overlay (the key it replaces still readable). NULL: none.
+	 */
+	int			(*inode_hook)(struct bch_fs *c, void *arg,
+					      const struct bkey_ref *k, bool apply);
+	void			*inode_hook_arg;
 
 	unsigned long		nr_errors;	/* problems found while reading */
 	unsigned long		nr_fixed;

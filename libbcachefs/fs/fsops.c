@@ -21,6 +21,7 @@
 #include "core/bch_fs.h"
 #include "fs/fsops.h"
 #include "fs/fsread.h"
+#include "fs/inode_opts.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"
 #include "fs/io_write.h"
@@ -1440,6 +1441,8 @@ int bch_fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa
 		u.bi_uid = sa->uid;
 	if (sa->valid & BCH_SET_GID)
 		u.bi_gid = sa->gid;
+	if (sa->valid & BCH_SET_PROJECT)
+		u.bi_project = sa->project;
 	if (sa->valid & BCH_SET_ATIME_NOW)
 		u.bi_atime = now;
 	else if (sa->valid & BCH_SET_ATIME)
@@ -1669,9 +1672,45 @@ static int acl_mode(const uint8_t *v, size_t len, unsigned *mode)
 	return 0;
 }
 
+/*
+ * "bcachefs.NAME": option NAME of the inode, stored in its option field
+ * (value + 1), never as an xattr key (40 §40.6.6). @val NULL removes it.
+ */
+static int inode_opt_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
+			       const void *val, size_t size, unsigned flags,
+			       struct printbuf *err)
+{
+	int id = bch_inode_opt_lookup(full_name + strlen(BCH_INODE_OPT_XATTR_PREFIX));
+	struct bch_inode_unpacked u;
+	struct btree_trans t;
+	uint64_t stored = 0;
+	int ret;
+
+	if (id < 0)
+		return -EINVAL;
+	if (val && (ret = bch_inode_opt_parse(c, (unsigned)id, val, size, &stored, err)))
+		return ret;
+	ret = inode_read(c, inum, &u, err);
+	if (ret)
+		return ret;
+	if (bch_inode_opt_get(&u, (unsigned)id) ? (flags & BCH_XATTR_CREATE) != 0
+						: (flags & BCH_XATTR_REPLACE) || !val)
+		return bch_inode_opt_get(&u, (unsigned)id) ? -EEXIST : -ENODATA;
+	bch_inode_opt_set(&u, (unsigned)id, stored);
+	u.bi_ctime = bch_fs_now(c);
+	bch_trans_init(&t, c);
+	trans_inode(&t, &u);
+	ret = bch_trans_commit(&t, err);
+	bch_trans_exit(&t);
+	return ret;
+}
+
 int bch_fs_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
 		     const void *val, size_t size, unsigned flags, struct printbuf *err)
 {
+	if (!strncmp(full_name, BCH_INODE_OPT_XATTR_PREFIX, strlen(BCH_INODE_OPT_XATTR_PREFIX)))
+		return inode_opt_xattr_set(c, inum, full_name, val, size, flags, err);
+
 	uint8_t acl[SLOT_VAL_MAX];
 	struct bch_inode_unpacked u;
 	struct hash_desc h;
@@ -1747,6 +1786,8 @@ int bch_fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
 	bool found;
 	int ret;
 
+	if (!strncmp(full_name, BCH_INODE_OPT_XATTR_PREFIX, strlen(BCH_INODE_OPT_XATTR_PREFIX)))
+		return inode_opt_xattr_set(c, inum, full_name, NULL, 0, 0, err);
 	ret = xattr_prepare(c, inum, full_name, &u, &h, &type, &name, &len, err);
 	if (ret == -ERANGE)
 		return -ENODATA;

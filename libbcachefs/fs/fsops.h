@@ -107,11 +107,13 @@ int bch_fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t ole
 #define BCH_SET_ATIME_NOW	(1U << 6)
 #define BCH_SET_MTIME_NOW	(1U << 7)
 #define BCH_SET_CTIME		(1U << 8)
+#define BCH_SET_PROJECT		(1U << 9)	/* bi_project (project quotas) */
 
 struct bch_setattr {
 	unsigned	valid;
 	unsigned	mode;		/* permission bits (the type stays) */
 	uint32_t	uid, gid;
+	uint32_t	project;
 	uint64_t	size;
 	struct timespec	atime, mtime, ctime;
 };
@@ -176,6 +178,8 @@ int64_t bch_fs_seek(struct bch_fs *c, uint64_t inum, uint64_t offset, bool data,
  * @inum. -EEXIST / -ENODATA for CREATE / REPLACE, -EOPNOTSUPP for an
  * unknown namespace, -ERANGE for a name over 255 bytes, -E2BIG for a
  * value that does not fit a key, -EINVAL for a malformed ACL.
+ * "bcachefs.NAME" sets inode option NAME (fs/inode_opts.h) in the inode:
+ * -EINVAL for an unknown option or a bad value.
  */
 int bch_fs_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
 		     const void *val, size_t size, unsigned flags, struct printbuf *err);

@@ -16,6 +16,7 @@
 #include "format/format.h"
 #include "core/bch_fs.h"
 #include "fs/fsread.h"
+#include "fs/inode_opts.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"
 #include "util/util.h"
@@ -993,6 +994,8 @@ ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 	struct bch_hash_info h;
 	int ret;
 
+	if (!strncmp(full_name, BCH_INODE_OPT_XATTR_PREFIX, strlen(BCH_INODE_OPT_XATTR_PREFIX)))
+		return bch_inode_opt_xattr_get(c, inode, full_name, buf, size);
 	ret = bch_xattr_parse_name(full_name, &w.type, &w.name, &w.name_len);
 	if (ret)
 		return ret;

@@ -259,7 +259,8 @@ int bch_xattr_list(struct bch_fs *c, uint64_t inum, bch_xattr_fn fn, void *arg,
  * scan of the inode's xattrs as a fallback) into @buf: returns the value
  * size; with @size 0 just the size; -ERANGE if @size is too small;
  * -ENODATA if there is no such xattr. POSIX ACLs are returned in the VFS
- * xattr format (bch_acl_to_xattr).
+ * xattr format (bch_acl_to_xattr). "bcachefs.NAME" is the inode option
+ * NAME as text (bch_inode_opt_xattr_get()).
  */
 ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		      const char *full_name, void *buf, size_t size,

@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/xattr.h>
+#include <linux/fs.h>
 #include <unistd.h>
 
 #include "admin/admin.h"
@@ -46,6 +47,8 @@
 #include "core/integrity.h"
 #include "fs/fsops.h"
 #include "fs/fsread.h"
+#include "fs/inode_opts.h"
+#include "fs/quota.h"
 #include "bkey/inode.h"
 #include "fs/io_read.h"
 #include "format/ioctl.h"
@@ -859,9 +862,14 @@ static void bf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct bch_fuse *bf = req_fs(req);
 	struct printbuf err = PRINTBUF, names = PRINTBUF;
 	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	struct bch_inode_unpacked inode;
 	unsigned long nr_bad = 0;
 	int ret;
 
+	if (!get_inode(bf, req, inum, "listxattr", &inode))
+		goto out;
+	/* the inode's options first, as "bcachefs.NAME" (fs/inode_opts.h) */
+	bch_inode_opts_xattr_list(&names, &inode);
 	ret = bch_xattr_list(bf->c, inum, listxattr_fn, &names, &nr_bad, &err);
 	if (nr_bad)
 		bf_log(bf, &err, "listxattr of inode %" PRIu64 ": %lu xattrs could not be decoded and were skipped",
@@ -877,8 +885,108 @@ static void bf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	} else {
 		fuse_reply_buf(req, names.buf, names.pos);
 	}
+out:
 	printbuf_exit(&names);
 	printbuf_exit(&err);
+}
+
+/*
+ * Quotas through the root directory (FUSE has no quotactl; fs/quota.h):
+ * getxattr "bcachefs_quota.report" is the report of every counted type,
+ * its first 60 KiB of whole lines; "bcachefs_quota.report.N" the lines
+ * from line N on (a page; empty at the end);
+ * setxattr "bcachefs_quota.TYPE.ID" (TYPE user, group or project) with
+ * "space_hard=SECTORS,space_soft=...,inodes_hard=N,inodes_soft=N" sets
+ * limits (root only). What `bcachefs quota` uses. Returns false when
+ * @name is not one of these (an ordinary xattr).
+ */
+#define QUOTA_XATTR_PREFIX	"bcachefs_quota."
+#define QUOTA_XATTR_PAGE	(60U << 10)
+
+static bool quota_xattr(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, bool set)
+{
+	struct bch_quota_table *q = bch_quota_running(bf->c);
+	struct printbuf out = PRINTBUF;
+	const char *what;
+
+	if (strncmp(name, QUOTA_XATTR_PREFIX, strlen(QUOTA_XATTR_PREFIX)) ||
+	    bch_fuse_ino_to_inum(ino) != BCACHEFS_ROOT_INO)
+		return false;
+	what = name + strlen(QUOTA_XATTR_PREFIX);
+	if (!q) {
+		fuse_reply_err(req, EOPNOTSUPP);
+	} else if (!set) {
+		unsigned long long from = 0;
+		char *e = NULL;
+
+		if (!strncmp(what, "report.", 7)) {
+			errno = 0;
+			from = strtoull(what + 7, &e, 10);
+		}
+		if (strcmp(what, "report") && (!e || errno || e == what + 7 || *e)) {
+			fuse_reply_err(req, ENODATA);
+		} else {
+			/*
+			 * The lines from line @from on, as many as fit an xattr
+			 * value (the kernel takes 64 KiB at most): the command
+			 * asks for the next page from the next line.
+			 */
+			const char *p, *start, *end;
+
+			bch_quota_report(&out, q);
+			p = printbuf_str(&out);
+			for (; from && *p; from--)
+				p = strchr(p, '\n') + 1;
+			start = end = p;
+			while (*p && (size_t)(strchr(p, '\n') + 1 - start) <= QUOTA_XATTR_PAGE) {
+				p = strchr(p, '\n') + 1;
+				end = p;
+			}
+			if (!size)
+				fuse_reply_xattr(req, (size_t)(end - start));
+			else if ((size_t)(end - start) > size)
+				fuse_reply_err(req, ERANGE);
+			else
+				fuse_reply_buf(req, start, (size_t)(end - start));
+		}
+	} else {
+		char type_name[16], val[256], *e;
+		const char *dot = strchr(what, '.');
+		struct bch_quota_h lim;
+		unsigned long long id;
+		int type = -1, ret;
+
+		if (dot && (size_t)(dot - what) < sizeof(type_name)) {
+			memcpy(type_name, what, (size_t)(dot - what));
+			type_name[dot - what] = '\0';
+			type = bch_quota_type_lookup(type_name);
+		}
+		errno = 0;
+		id = dot ? strtoull(dot + 1, &e, 10) : 0;
+		if (type < 0 || errno || e == dot + 1 || *e || id > UINT32_MAX ||
+		    size >= sizeof(val) || memchr(value, 0, size)) {
+			fuse_reply_err(req, EINVAL);
+			goto out;
+		}
+		if (fuse_req_ctx(req)->uid) {
+			fuse_reply_err(req, EPERM);
+			goto out;
+		}
+		memcpy(val, value, size);
+		val[size] = '\0';
+		bch_quota_limits_get(q, (unsigned)type, (uint32_t)id, &lim);
+		ret = bch_quota_limits_parse(val, &lim);
+		if (!ret)
+			ret = bch_quota_limits_set(bf->c, (unsigned)type, (uint32_t)id, &lim, &out);
+		if (ret)
+			reply_ret(bf, req, ret, &out, "set quota limits", BCACHEFS_ROOT_INO);
+		else
+			fuse_reply_err(req, 0);
+	}
+out:
+	printbuf_exit(&out);
+	return true;
 }
 
 static void bf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -889,17 +997,21 @@ static void bf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	void *buf = NULL;
 	ssize_t n;
 
+	if (quota_xattr(bf, req, ino, name, NULL, size, false))
+		goto out;
 	if (!get_inode(bf, req, bch_fuse_ino_to_inum(ino), "getxattr", &inode))
 		goto out;
 	if (size)
 		buf = xmalloc(size);
 	n = bch_xattr_get(bf->c, &inode, name, buf, size, &err);
 	if (n < 0) {
-		if (n != -ENODATA && n != -ERANGE && n != -EOPNOTSUPP)
+		/* a user's asking wrongly is not worth a log line; EINVAL: "bcachefs.BAD" */
+		bool asked = n == -ENODATA || n == -ERANGE || n == -EOPNOTSUPP || n == -EINVAL;
+
+		if (!asked)
 			bf_log(bf, &err, "getxattr %s of inode %" PRIu64 " failed: %s",
 			       name, inode.bi_inum, bch_err_str((int)n));
-		fuse_reply_err(req, n == -ENODATA || n == -ERANGE || n == -EOPNOTSUPP
-			       ? (int)-n : fuse_errno((int)n));
+		fuse_reply_err(req, asked ? (int)-n : fuse_errno((int)n));
 	} else if (!size) {
 		fuse_reply_xattr(req, (size_t)n);
 	} else {
@@ -984,7 +1096,7 @@ static void reply_ret(struct bch_fuse *bf, fuse_req_t req, int ret, struct print
 	case ENOENT: case EEXIST: case ENOTDIR: case EISDIR: case ENOTEMPTY:
 	case ENAMETOOLONG: case EPERM: case EMLINK: case ENODATA:
 	case ERANGE: case E2BIG: case EOPNOTSUPP: case ENXIO: case EFBIG: case EACCES:
-	case ENODEV:
+	case ENODEV: case EDQUOT:
 		break;
 	case ENOSPC:
 		if (err && err->pos)
@@ -1265,6 +1377,8 @@ static void bf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	uint64_t inum = bch_fuse_ino_to_inum(ino);
 	int ret;
 
+	if (quota_xattr(bf, req, ino, name, value, size, true))
+		goto out;
 	ret = bch_fs_xattr_set(bf->c, inum, name, value, size,
 			       (flags & XATTR_CREATE ? BCH_XATTR_CREATE : 0) |
 			       (flags & XATTR_REPLACE ? BCH_XATTR_REPLACE : 0), &err);
@@ -1272,6 +1386,7 @@ static void bf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 		reply_ret(bf, req, ret, &err, "setxattr", inum);
 	else
 		fuse_reply_err(req, 0);
+out:
 	printbuf_exit(&err);
 }
 
@@ -1547,6 +1662,107 @@ LOCKED(bf_releasedir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
  * socket (mount/ctl.h). Everything else: ENOTTY. No engine state is
  * touched (the uuid never changes), so no lock.
  */
+/* bi_flags bits 0-4 (sync immutable append nodump noatime) as FS_XFLAG_* */
+static const unsigned xflag_of_bit[] = {
+	FS_XFLAG_SYNC, FS_XFLAG_IMMUTABLE, FS_XFLAG_APPEND, FS_XFLAG_NODUMP, FS_XFLAG_NOATIME,
+};
+
+/*
+ * FS_IOC_FSGETXATTR / FS_IOC_FSSETXATTR (the kernel's fileattr calls come
+ * as these): the project id of an inode, which project quotas count, as
+ * the 2018 kernel set it (chattr -p, xfs_io chproj); new inodes take their
+ * directory's. The flags are shown; a set that would change them is
+ * refused (EOPNOTSUPP), only the project id changes.
+ */
+static void fsxattr_ioctl(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, unsigned cmd,
+			  const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	struct printbuf err = PRINTBUF;
+	struct bch_inode_unpacked inode;
+	uint64_t inum = bch_fuse_ino_to_inum(ino);
+	struct fsxattr fa = { 0 };
+	unsigned xflags = 0;
+	int ret;
+
+	if (!get_inode(bf, req, inum, "fsxattr ioctl", &inode))
+		goto out;
+	for (unsigned i = 0; i < ARRAY_SIZE(xflag_of_bit); i++)
+		if (inode.bi_flags & (1U << i))
+			xflags |= xflag_of_bit[i];
+	if (cmd == FS_IOC_FSGETXATTR) {
+		if (out_bufsz < sizeof(fa)) {
+			fuse_reply_err(req, EINVAL);
+			goto out;
+		}
+		fa.fsx_xflags = xflags;
+		fa.fsx_projid = inode.bi_project;
+		fuse_reply_ioctl(req, 0, &fa, sizeof(fa));
+		goto out;
+	}
+	if (!bf->opts.rw) {
+		fuse_reply_err(req, EROFS);
+		goto out;
+	}
+	if (in_bufsz < sizeof(fa)) {
+		fuse_reply_err(req, EINVAL);
+		goto out;
+	}
+	memcpy(&fa, in_buf, sizeof(fa));
+	if (fa.fsx_xflags != xflags) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		goto out;
+	}
+	if (fa.fsx_projid != inode.bi_project) {
+		struct bch_setattr sa = { .valid = BCH_SET_PROJECT, .project = fa.fsx_projid };
+
+		ret = bch_fs_setattr(bf->c, inum, &sa, NULL, &err);
+		if (ret) {
+			reply_ret(bf, req, ret, &err, "set project", inum);
+			goto out;
+		}
+	}
+	fuse_reply_ioctl(req, 0, NULL, 0);
+out:
+	printbuf_exit(&err);
+}
+
+/*
+ * FS_IOC_GETFLAGS / SETFLAGS (lsattr, chattr): bi_flags bits 0-4 shown;
+ * setting the flags they have already passes (chattr -p sets them back
+ * as they were), changing them is EOPNOTSUPP (nothing here enforces them).
+ */
+static void flags_ioctl(struct bch_fuse *bf, fuse_req_t req, fuse_ino_t ino, bool set,
+			const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	static const unsigned fl_of_bit[] = {
+		FS_SYNC_FL, FS_IMMUTABLE_FL, FS_APPEND_FL, FS_NODUMP_FL, FS_NOATIME_FL,
+	};
+	struct bch_inode_unpacked inode;
+	unsigned flags = 0, want;
+
+	if (!get_inode(bf, req, bch_fuse_ino_to_inum(ino), "flags ioctl", &inode))
+		return;
+	for (unsigned i = 0; i < ARRAY_SIZE(fl_of_bit); i++)
+		if (inode.bi_flags & (1U << i))
+			flags |= fl_of_bit[i];
+	if (!set) {
+		if (out_bufsz < sizeof(flags))
+			fuse_reply_err(req, EINVAL);
+		else
+			fuse_reply_ioctl(req, 0, &flags, sizeof(flags));
+		return;
+	}
+	if (in_bufsz < sizeof(want)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	memcpy(&want, in_buf, sizeof(want));
+	if (want != flags)
+		fuse_reply_err(req, EOPNOTSUPP);
+	else
+		fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
 static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
@@ -1554,6 +1770,15 @@ static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
 	struct bch_fuse *bf = req_fs(req);
 	struct bch_ioctl_query_uuid u;
 
+	if ((unsigned)cmd == FS_IOC_GETFLAGS || (unsigned)cmd == FS_IOC_SETFLAGS) {
+		flags_ioctl(bf, req, ino, (unsigned)cmd == FS_IOC_SETFLAGS, in_buf, in_bufsz,
+			    out_bufsz);
+		return;
+	}
+	if ((unsigned)cmd == FS_IOC_FSGETXATTR || (unsigned)cmd == FS_IOC_FSSETXATTR) {
+		fsxattr_ioctl(bf, req, ino, (unsigned)cmd, in_buf, in_bufsz, out_bufsz);
+		return;
+	}
 	if ((unsigned)cmd != BCH_IOCTL_QUERY_UUID) {
 		fuse_reply_err(req, ENOTTY);
 		return;
@@ -1565,6 +1790,10 @@ static void bf_ioctl(fuse_req_t req, fuse_ino_t ino, int cmd, void *arg,
 	memcpy(u.uuid.b, bf->c->user_uuid, sizeof(u.uuid.b));
 	fuse_reply_ioctl(req, 0, &u, sizeof(u));
 }
+
+LOCKED(bf_ioctl, (fuse_req_t req, fuse_ino_t ino, int cmd, void *arg, struct fuse_file_info *fi,
+		 unsigned flags, const void *in_buf, size_t in_bufsz, size_t out_bufsz),
+       (req, ino, cmd, arg, fi, flags, in_buf, in_bufsz, out_bufsz))
 
 /* read-only: the write operations are left NULL (libfuse answers ENOSYS; a
  * read-only mount never gets them) */
@@ -1580,7 +1809,7 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_ro = {
 	.statfs		= bf_statfs_locked,
 	.getxattr	= bf_getxattr_locked,
 	.listxattr	= bf_listxattr_locked,
-	.ioctl		= bf_ioctl,
+	.ioctl		= bf_ioctl_locked,
 };
 
 static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
@@ -1614,7 +1843,7 @@ static const struct fuse_lowlevel_ops bch_fuse_ops_rw = {
 	.create		= bf_create_locked,
 	.fallocate	= bf_fallocate_locked,
 	.lseek		= bf_lseek_locked,
-	.ioctl		= bf_ioctl,
+	.ioctl		= bf_ioctl_locked,
 };
 
 struct bch_fuse *bch_fuse_new(struct bch_fs *c, const struct bch_fuse_opts *opts)
