@@ -1673,6 +1673,25 @@ static int acl_mode(const uint8_t *v, size_t len, unsigned *mode)
 }
 
 /*
+ * A compression option set at run time sets the superblock's feature bit
+ * of that compression (features[0] bit 0 lz4, 1 gzip, 2 zstd), as the 2018
+ * kernel did (40 §40.3): @stored is the option + 1 (0 unset, 1 none).
+ */
+static int compression_feature_set(struct bch_fs *c, uint64_t stored, struct printbuf *err)
+{
+	uint64_t bit, f;
+
+	if (stored < 2 || stored > 4)
+		return 0;
+	bit = 1ULL << (stored - 2);
+	f = le64_to_cpu(c->sb->features[0]);
+	if (f & bit)
+		return 0;
+	c->sb->features[0] = cpu_to_le64(f | bit);
+	return bch_fs_rw_write_sb(c, err);
+}
+
+/*
  * "bcachefs.NAME": option NAME of the inode, stored in its option field
  * (value + 1), never as an xattr key (40 §40.6.6). @val NULL removes it.
  */
@@ -1702,6 +1721,8 @@ static int inode_opt_xattr_set(struct bch_fs *c, uint64_t inum, const char *full
 	trans_inode(&t, &u);
 	ret = bch_trans_commit(&t, err);
 	bch_trans_exit(&t);
+	if (!ret && (id == BCH_INODE_OPT_compression || id == BCH_INODE_OPT_background_compression))
+		ret = compression_feature_set(c, stored, err);
 	return ret;
 }
 

@@ -118,6 +118,12 @@ getfattr --absolute-names -n bcachefs.background_compression "$m/tree" > /dev/nu
 grep -q "compression=bzip2: bad value" "$WORK/setattr.err" || { cat "$WORK/setattr.err"; fail "setattr: the message"; }
 unmount_fg o > /dev/null
 
+# compression options set at run time set the superblock's feature bits
+# (features[0] at byte 208: lz4 bit 0, gzip bit 1, zstd bit 2), as the 2018
+# kernel did: lz4, gzip (background) and zstd were set above
+feat=$(od -An -tu1 -j $((4096 + 208)) -N1 "$s" | tr -d ' ')
+[ "$feat" = 7 ] || fail "superblock features[0] = $feat after lz4, gzip and zstd were set (want 7)"
+
 # the write path: zstd (crc type 4) and crc64 (csum 6) on the hdd (device 1)
 list() { "$B" list -b "$1" "$s" "$h" > "$WORK/$1.txt" 2>&1 || { cat "$WORK/$1.txt"; fail "list $1"; }; }
 list dirents
