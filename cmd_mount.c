@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <fuse_lowlevel.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/admin/admin.h"
 #include "libbcachefs/btree/btree.h"
@@ -38,81 +38,6 @@
 #include "libbcachefs/dev/mounted.h"
 #include "libbcachefs/util/util.h"
 
-const char cmd_mount_usage[] =
-"Usage: bcachefs mount [OPTION]... DEVICE[:DEVICE...] MOUNTPOINT\n"
-"Mount a filesystem through FUSE, read-write (or read-only with -o ro).\n"
-"\n"
-"Options:\n"
-"  -o OPTIONS                  comma-separated mount options:\n"
-"                                rw        read-write (the default)\n"
-"                                ro        read-only: nothing is written\n"
-"                                degraded  allow missing member devices when\n"
-"                                          the replicas allow it\n"
-"                                direct_io no kernel cache of file data: every\n"
-"                                          read comes here (data cached once,\n"
-"                                          under the device; shared mmap of\n"
-"                                          files fails). The default for\n"
-"                                          files opened read-only: sequential\n"
-"                                          reads are about twice as fast;\n"
-"                                          files opened for writing use the\n"
-"                                          kernel's cache (shared mmap works)\n"
-"                                kernel_cache  the kernel caches file data\n"
-"                                          (shared mmap works, repeated reads\n"
-"                                          come from memory)\n"
-"                                noread_ahead  no thread reading and\n"
-"                                          verifying ahead of sequential reads\n"
-"                                max_read=BYTES  largest read request\n"
-"                                          (default 1 MiB)\n"
-"                                allow_other  every user may use the mount\n"
-"                                          (permissions checked as on a kernel\n"
-"                                          filesystem): the default when root\n"
-"                                          mounts; noallow_other: only the user\n"
-"                                          who mounted it (the default of a\n"
-"                                          user's own mount)\n"
-"                                version_upgrade  write the superblocks as\n"
-"                                          version 9 (without it a filesystem\n"
-"                                          of an older version keeps it)\n"
-"                                sb=N      the superblock copy at sector N (the\n"
-"                                          line migrate prints; found anyway)\n"
-"                                nochanges the same as ro\n"
-"                                norecovery  with ro: the journal is read\n"
-"                                          into memory only (as ro does)\n"
-"                                errors=continue|remount-ro|panic  what a\n"
-"                                          damaged btree node does (default:\n"
-"                                          the superblock's error action):\n"
-"                                          EIO for what it covers; the mount\n"
-"                                          read-only; the mount ends\n"
-"                                compression=none|lz4|gzip|zstd,\n"
-"                                data_checksum=none|crc32c|crc64,\n"
-"                                data_replicas=N  new data of files without\n"
-"                                          their own option, instead of the\n"
-"                                          filesystem's\n"
-"                                usrquota (quota), grpquota, prjquota\n"
-"                                          count and enforce user, group,\n"
-"                                          project quotas (as format\n"
-"                                          --usrquota... does for every mount)\n"
-"                                fsck, fix_errors, and the other filesystem\n"
-"                                options are refused, naming what to do\n"
-"                                others (nosuid, nodev, noexec, debug, ...)\n"
-"                                are passed to FUSE\n"
-"  -f, --foreground            stay in the foreground (messages on stderr;\n"
-"                              otherwise they go to syslog)\n"
-"      --passphrase-file FILE  read the passphrase of an encrypted filesystem\n"
-"                              from FILE (\"-\" = stdin)\n"
-"  -v, --verbose               print what opening the filesystem found\n"
-"  -h, --help                  display this help and exit\n"
-"\n"
-"Every btree node is verified (checksums, then the checks fsck makes) before\n"
-"it is used: a bad copy is read from another copy and rewritten, data read\n"
-"from another copy has its bad copy rewritten too; with no good copy the\n"
-"read fails with EIO, one line is logged and the error action is taken. A\n"
-"damaged root or interior node: nothing is mounted (run fsck), or with -o ro\n"
-"or -o degraded it is mounted read-only, serving what verifies.\n"
-"\n"
-"Unmount with umount(8) or fusermount3 -u MOUNTPOINT, or send SIGTERM: everything\n"
-"is written and the filesystem marked clean. Installed as mount.bcachefs, it is\n"
-"what mount -t bcachefs DEV DIR and an /etc/fstab line run (fstab words such as\n"
-"defaults, noauto, nofail are mount(8)'s and ignored here).\n";
 
 static bool log_to_syslog;
 
@@ -172,7 +97,7 @@ static unsigned opt_choice(const char *t, const char *val, const char *const *na
 			return i;
 	for (unsigned i = 0; names[i]; i++)
 		pr_buf(&list, "%s%s", i ? ", " : "", names[i]);
-	cmd_usage_error(cmd_mount_usage, "-o %s: not one of %s", t, printbuf_str(&list));
+	cmd_usage_error(NULL, "-o %s: not one of %s", t, printbuf_str(&list));
 }
 
 /*
@@ -196,7 +121,7 @@ static bool mount_opt_2018(char *t, struct mount_opts *mo)
 		errno = 0;
 		mo->sb = strtoull(v, &e, 0);
 		if (errno || e == v || *e)
-			cmd_usage_error(cmd_mount_usage, "-o %s: not a sector number", t);
+			cmd_usage_error(NULL, "-o %s: not a sector number", t);
 		mo->sb_given = true;
 		return true;
 	}
@@ -210,7 +135,7 @@ static bool mount_opt_2018(char *t, struct mount_opts *mo)
 		return true;
 	}
 	if (!strcmp(t, "fsck") || !strcmp(t, "fix_errors"))
-		cmd_usage_error(cmd_mount_usage, "-o %s: this mount does not check the filesystem; "
+		cmd_usage_error(NULL, "-o %s: this mount does not check the filesystem; "
 				"run 'bcachefs fsck%s DEVICE' before mounting", t,
 				t[0] == 'f' && t[1] == 'i' ? " -y" : "");
 	if (opt_is(t, "errors", &v)) {
@@ -245,14 +170,14 @@ static bool mount_opt_2018(char *t, struct mount_opts *mo)
 		unsigned long n = strtoul(v, &e, 10);
 
 		if (e == v || *e || n < 1 || n > BCH_REPLICAS_MAX)
-			cmd_usage_error(cmd_mount_usage, "-o %s: copies of new data, 1 to %u", t,
+			cmd_usage_error(NULL, "-o %s: copies of new data, 1 to %u", t,
 					BCH_REPLICAS_MAX);
 		mo->fo->data_replicas = (unsigned)n + 1;
 		return true;
 	}
 	for (unsigned i = 0; refused_inode_opts[i]; i++)
 		if (opt_is(t, refused_inode_opts[i], &v) || !strcmp(t, refused_inode_opts[i]))
-			cmd_usage_error(cmd_mount_usage, "-o %s: not a mount option here; it is the "
+			cmd_usage_error(NULL, "-o %s: not a mount option here; it is the "
 					"filesystem's (bcachefs format --%s)", t, refused_inode_opts[i]);
 	return false;
 }
@@ -284,7 +209,7 @@ static void mount_opts(const char *arg, struct mount_opts *mo)
 			unsigned long v = strtoul(t + 9, &e, 10);
 
 			if (*e || !v || v > UINT_MAX)
-				cmd_usage_error(cmd_mount_usage, "-o %s: not a size in bytes", t);
+				cmd_usage_error(NULL, "-o %s: not a size in bytes", t);
 			mo->bo->max_read = (unsigned)v;
 			continue;
 		}
@@ -315,7 +240,7 @@ static void mount_opts(const char *arg, struct mount_opts *mo)
 		    !strncmp(t, "x-", 2) || !strncmp(t, "comment=", 8))
 			continue;
 		if (!strncmp(t, "fsname=", 7) || !strncmp(t, "subtype=", 8))
-			cmd_usage_error(cmd_mount_usage, "-o %s: the source and type of the mount are set by bcachefs", t);
+			cmd_usage_error(NULL, "-o %s: the source and type of the mount are set by bcachefs", t);
 		if (mo->fuse_opts->pos)
 			pr_char(mo->fuse_opts, ',');
 		pr_str(mo->fuse_opts, t);
@@ -377,17 +302,128 @@ static bool sb_offset_ok(const struct bch_fs *c, uint64_t sb, const char *src)
 	return true;
 }
 
+/* What the command line says (besides the -o options in @mo). */
+struct mount_cli {
+	struct mount_opts	mo;
+	struct bch_fs_opts	fo;
+	bool			foreground;
+};
+
+static int opt_o(void *opts, const char *arg, struct printbuf *why)
+{
+	(void)why;
+	mount_opts(arg, &((struct mount_cli *)opts)->mo);
+	return 0;
+}
+
+static int opt_verbose(void *opts, const char *arg, struct printbuf *why)
+{
+	(void)arg; (void)why;
+	((struct mount_cli *)opts)->fo.verbose++;
+	return 0;
+}
+
+/* mount(8) calls mount.bcachefs with -n (no mtab), -s (sloppy), -t TYPE: ignored */
+static int opt_ignored(void *opts, const char *arg, struct printbuf *why)
+{
+	(void)opts; (void)arg; (void)why;
+	return 0;
+}
+
+static const struct cmd_opt mount_cli_opts[] = {
+	CMD_OPT_FN('o', NULL, "OPTIONS",
+		   "comma-separated mount options:\n"
+		   "  rw        read-write (the default)\n"
+		   "  ro        read-only: nothing is written\n"
+		   "  degraded  allow missing member devices when\n"
+		   "            the replicas allow it\n"
+		   "  direct_io no kernel cache of file data: every\n"
+		   "            read comes here (data cached once,\n"
+		   "            under the device; shared mmap of\n"
+		   "            files fails). The default for\n"
+		   "            files opened read-only: sequential\n"
+		   "            reads are about twice as fast;\n"
+		   "            files opened for writing use the\n"
+		   "            kernel's cache (shared mmap works)\n"
+		   "  kernel_cache  the kernel caches file data\n"
+		   "            (shared mmap works, repeated reads\n"
+		   "            come from memory)\n"
+		   "  noread_ahead  no thread reading and\n"
+		   "            verifying ahead of sequential reads\n"
+		   "  max_read=BYTES  largest read request\n"
+		   "            (default 1 MiB)\n"
+		   "  allow_other  every user may use the mount\n"
+		   "            (permissions checked as on a kernel\n"
+		   "            filesystem): the default when root\n"
+		   "            mounts; noallow_other: only the user\n"
+		   "            who mounted it (the default of a\n"
+		   "            user's own mount)\n"
+		   "  version_upgrade  write the superblocks as\n"
+		   "            version 9 (without it a filesystem\n"
+		   "            of an older version keeps it)\n"
+		   "  sb=N      the superblock copy at sector N (the\n"
+		   "            line migrate prints; found anyway)\n"
+		   "  nochanges the same as ro\n"
+		   "  norecovery  with ro: the journal is read\n"
+		   "            into memory only (as ro does)\n"
+		   "  errors=continue|remount-ro|panic  what a\n"
+		   "            damaged btree node does (default:\n"
+		   "            the superblock's error action):\n"
+		   "            EIO for what it covers; the mount\n"
+		   "            read-only; the mount ends\n"
+		   "  compression=none|lz4|gzip|zstd,\n"
+		   "  data_checksum=none|crc32c|crc64,\n"
+		   "  data_replicas=N  new data of files without\n"
+		   "            their own option, instead of the\n"
+		   "            filesystem's\n"
+		   "  usrquota (quota), grpquota, prjquota\n"
+		   "            count and enforce user, group,\n"
+		   "            project quotas (as format\n"
+		   "            --usrquota... does for every mount)\n"
+		   "  fsck, fix_errors, and the other filesystem\n"
+		   "  options are refused, naming what to do\n"
+		   "  others (nosuid, nodev, noexec, debug, ...)\n"
+		   "  are passed to FUSE", opt_o),
+	CMD_OPT_BOOL('f', "foreground", "stay in the foreground (messages on stderr;\n"
+		     "otherwise they go to syslog)", struct mount_cli, foreground),
+	CMD_OPT_PASSPHRASE_FILE(struct mount_cli, fo),
+	CMD_OPT_FN('v', "verbose", NULL, "print what opening the filesystem found", opt_verbose),
+	{ .short_name = 'n', .type = OPT_FN, .fn = opt_ignored, .hidden = true },
+	{ .short_name = 's', .type = OPT_FN, .fn = opt_ignored, .hidden = true },
+	{ .short_name = 't', .arg = "TYPE", .type = OPT_FN, .fn = opt_ignored, .hidden = true },
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def cmd_mount_def = {
+	.name		= "mount",
+	.args		= "DEVICE[:DEVICE...] MOUNTPOINT",
+	.about		= "Mount a filesystem through FUSE, read-write (or read-only with -o ro).",
+	.opts		= mount_cli_opts,
+	.footer		=
+			  "Every btree node is verified (checksums, then the checks fsck makes) before\n"
+			  "it is used: a bad copy is read from another copy and rewritten, data read\n"
+			  "from another copy has its bad copy rewritten too; with no good copy the\n"
+			  "read fails with EIO, one line is logged and the error action is taken. A\n"
+			  "damaged root or interior node: nothing is mounted (run fsck), or with -o ro\n"
+			  "or -o degraded it is mounted read-only, serving what verifies.\n"
+			  "\n"
+			  "Unmount with umount(8) or fusermount3 -u MOUNTPOINT, or send SIGTERM: everything\n"
+			  "is written and the filesystem marked clean. Installed as mount.bcachefs, it is\n"
+			  "what mount -t bcachefs DEV DIR and an /etc/fstab line run (fstab words such as\n"
+			  "defaults, noauto, nofail are mount(8)'s and ignored here).\n",
+	.min_args	= 2,
+	.max_args	= 2,
+	.no_args_msg	= "need DEVICE[:DEVICE...] and MOUNTPOINT",
+	.too_many_msg	= "need DEVICE[:DEVICE...] and MOUNTPOINT",
+	.help_col	= 30,
+};
+
 int cmd_mount(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "foreground",		no_argument,		NULL, 'f' },
-		{ "passphrase-file",	required_argument,	NULL, 'P' },
-		{ "passphrase_file",	required_argument,	NULL, 'P' },
-		{ "verbose",		no_argument,		NULL, 'v' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
+	struct mount_cli cli = {
+		.fo = { .read_only = false, .ask_passphrase = true, .verify = true },
 	};
-	struct bch_fs_opts fo = { .read_only = false, .ask_passphrase = true, .verify = true };
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct printbuf err = PRINTBUF, fsname = PRINTBUF, fuse_opts = PRINTBUF;
 	/* direct I/O by default: bench/20-mount-read.sh, ~2x kernel_cache */
@@ -400,44 +436,17 @@ int cmd_mount(int argc, char *argv[])
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
 	struct stat mnt_st;
 	unsigned nr_devs = 0;
-	bool foreground = false;
-	int opt, ret, code = EXIT_FAIL;
-	struct mount_opts mo = { .fo = &fo, .bo = &bo, .fuse_opts = &fuse_opts };
+	int ret, code = EXIT_FAIL, optind;
 
-	/* mount(8) calls mount.bcachefs with -n (no mtab), -s (sloppy), -t TYPE */
-	while ((opt = getopt_long(argc, argv, ":o:fvhnst:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'o':
-			mount_opts(optarg, &mo);
-			break;
-		case 'f':
-			foreground = true;
-			break;
-		case 'P':
-			fo.passphrase_file = optarg;
-			break;
-		case 'v':
-			fo.verbose++;
-			break;
-		case 'n':
-		case 's':
-		case 't':
-			break;
-		case 'h':
-			cmd_help(cmd_mount_usage);
-		default:
-			cmd_bad_option(cmd_mount_usage, opt, argv);
-		}
-	}
-	if (argc - optind != 2)
-		cmd_usage_error(cmd_mount_usage, "need DEVICE[:DEVICE...] and MOUNTPOINT");
+	cli.mo = (struct mount_opts) { .fo = &cli.fo, .bo = &bo, .fuse_opts = &fuse_opts };
+	optind = cmd_parse(&cmd_mount_def, &cli, argc, argv);
 	/*
 	 * norecovery: nothing of the journal written back. The journal holds
 	 * the btree roots (spec 20), so it is still read, into memory only:
 	 * what a read-only mount does anyway.
 	 */
-	if (mo.norecovery && !fo.read_only)
-		cmd_usage_error(cmd_mount_usage, "-o norecovery: the journal is not written back, "
+	if (cli.mo.norecovery && !cli.fo.read_only)
+		cmd_usage_error(NULL, "-o norecovery: the journal is not written back, "
 				"so the mount must be read-only: add -o ro");
 	devlist = xstrdup(argv[optind]);
 	mountpoint = argv[optind + 1];
@@ -454,7 +463,7 @@ int cmd_mount(int argc, char *argv[])
 		char real[PATH_MAX];
 
 		if (nr_devs >= BCH_FS_MAX_DEVS)
-			cmd_usage_error(cmd_mount_usage, "more than %u devices", BCH_FS_MAX_DEVS);
+			cmd_usage_error(NULL, "more than %u devices", BCH_FS_MAX_DEVS);
 		devs = xrealloc(devs, (nr_devs + 1) * sizeof(*devs));
 		devs[nr_devs++] = tok;
 		if (!realpath(tok, real)) {
@@ -470,19 +479,19 @@ int cmd_mount(int argc, char *argv[])
 		}
 	}
 	if (!nr_devs)
-		cmd_usage_error(cmd_mount_usage, "no device given in \"%s\"", argv[optind]);
+		cmd_usage_error(NULL, "no device given in \"%s\"", argv[optind]);
 
 	/* a daemon that allocates and frees leaf-sized arrays all the time */
 	bch_heap_tune();
-	ret = bch_fs_open(devs, nr_devs, &fo, &c, &err);
+	ret = bch_fs_open(devs, nr_devs, &cli.fo, &c, &err);
 	if (ret) {
 		cmd_open_failed(argv[optind], ret, &err, "; nothing mounted");
 		goto out;
 	}
-	if (fo.verbose)
+	if (cli.fo.verbose)
 		fputs(printbuf_str(&err), stderr);
 	printbuf_reset(&err);
-	if (mo.sb_given && !sb_offset_ok(c, mo.sb, argv[optind])) {
+	if (cli.mo.sb_given && !sb_offset_ok(c, cli.mo.sb, argv[optind])) {
 		code = EXIT_USAGE;
 		goto out;
 	}
@@ -491,17 +500,17 @@ int cmd_mount(int argc, char *argv[])
 	c->integ.log_arg = (void *)printbuf_str(&fsname);
 	if (bch_btree_verify_interior(c)) {
 		/* never an empty or wrong tree: nothing mounted, or read-only */
-		if (c->integ.panic || (!fo.read_only && !fo.degraded)) {
+		if (c->integ.panic || (!cli.fo.read_only && !cli.fo.degraded)) {
 			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies "
 				"(said above): run bcachefs fsck -f, or mount with -o ro to read what verifies%s; "
 				"nothing mounted\n", argv[optind],
 				c->integ.panic ? " (with errors=continue: errors=panic ends the mount)" : "");
 			goto out;
 		}
-		if (!fo.read_only)
+		if (!cli.fo.read_only)
 			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies: "
 				"mounted read-only, serving what verifies; run bcachefs fsck -f\n", argv[optind]);
-		fo.read_only = c->opts.read_only = true;
+		cli.fo.read_only = c->opts.read_only = true;
 	}
 	/* stale cached copies are judged by the alloc btree's bucket gens */
 	ret = bch_btree_read_bucket_gens(c, &err);
@@ -509,7 +518,7 @@ int cmd_mount(int argc, char *argv[])
 		fprintf(stderr, "bcachefs mount: cannot read bucket generations (%s); cached copies are trusted\n",
 			bch_err_str(ret));
 	printbuf_reset(&err);
-	if (!fo.read_only) {
+	if (!cli.fo.read_only) {
 		/*
 		 * the nodes read so far are read again by the start (every node):
 		 * a bad copy found before the engine could write is rewritten now
@@ -537,7 +546,7 @@ int cmd_mount(int argc, char *argv[])
 			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above): mounted read-only "
 				"(errors=%s); run bcachefs fsck\n", argv[optind],
 				bch_fs_error_action_str(c->integ.action));
-			fo.read_only = c->opts.read_only = true;
+			cli.fo.read_only = c->opts.read_only = true;
 		} else {
 			bch_fs_rw_set_batch(c, true);
 			bo.rw = true;
@@ -550,7 +559,7 @@ int cmd_mount(int argc, char *argv[])
 	 * the inodes now, then kept and enforced by every commit (fs/quota.h)
 	 */
 	printbuf_reset(&err);
-	ret = bch_quota_start(c, bch_quota_sb_types(c) | fo.quota_types, &err);
+	ret = bch_quota_start(c, bch_quota_sb_types(c) | cli.fo.quota_types, &err);
 	if (ret) {
 		fputs(printbuf_str(&err), stderr);
 		fprintf(stderr, "bcachefs: %s: cannot count quotas: %s; nothing mounted "
@@ -561,7 +570,7 @@ int cmd_mount(int argc, char *argv[])
 	/* libfuse's arguments */
 	add_arg(&args, "bcachefs");
 	add_arg(&args, "-o");
-	add_arg(&args, fo.read_only ? "ro,default_permissions,subtype=bcachefs"
+	add_arg(&args, cli.fo.read_only ? "ro,default_permissions,subtype=bcachefs"
 				    : "rw,default_permissions,subtype=bcachefs");
 	/*
 	 * Reads of up to 1 MiB by default (the most the kernel sends in one
@@ -588,7 +597,7 @@ int cmd_mount(int argc, char *argv[])
 	 * FUSE's default: only that user. -o noallow_other / allow_other
 	 * choose.
 	 */
-	if (mo.allow_other_set ? mo.allow_other : geteuid() == 0) {
+	if (cli.mo.allow_other_set ? cli.mo.allow_other : geteuid() == 0) {
 		add_arg(&args, "-o");
 		add_arg(&args, "allow_other");
 	}
@@ -620,7 +629,7 @@ int cmd_mount(int argc, char *argv[])
 			argv[optind], mountpoint);
 		goto out_signals;
 	}
-	if (!foreground) {
+	if (!cli.foreground) {
 		if (fuse_daemonize(0)) {
 			fprintf(stderr, "bcachefs: cannot go to the background; unmounted\n");
 			goto out_unmount;
@@ -691,7 +700,7 @@ out:
 			code = EXIT_FAIL;
 		}
 	}
-	if (bf && fo.verbose) {
+	if (bf && cli.fo.verbose) {
 		unsigned long nr_done, nr_taken, nr_served;
 
 		bch_fuse_read_ahead_stats(bf, &nr_done, &nr_taken, &nr_served);
