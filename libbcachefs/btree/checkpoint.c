@@ -155,8 +155,12 @@ int bch_journal_flush_old(struct bch_fs *c, uint64_t age_ns, struct printbuf *er
 
 void bch_fs_rw_set_batch(struct bch_fs *c, bool batch)
 {
-	if (bch_rw_get(c))
+	if (bch_rw_get(c)) {
 		c->rw->batch = batch;
+		/* the running filesystem: statfs shows what data may take (btree/reserve.h) */
+		if (batch)
+			bch_rw_reserve_init(c);
+	}
 }
 
 uint64_t bch_journal_seq_durable(const struct bch_fs *c)

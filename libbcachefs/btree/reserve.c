@@ -258,6 +258,21 @@ static bool reserve_mode(const struct bch_fs_rw *rw)
 	return rw->use_reserve || !rw->batch;
 }
 
+/*
+ * What data leaves free on every device, at least (statfs shows it as
+ * reserved): the nodes of a checkpoint of a small overlay (the alloc
+ * btree, a leaf and its parents in each of the btrees a create or an
+ * unlink touches), the recovery reserve and the metadata headroom. A
+ * bigger overlay is checkpointed first (bch_rw_data_bucket_fits()).
+ */
+void bch_rw_reserve_init(struct bch_fs *c)
+{
+	uint64_t nb = (uint64_t)c->btree_node_size * 512;
+
+	c->rw->a.reserve_min = alloc_nodes(c, nb ? nb : 512) + 4 * 6 +
+		BCH_RESERVE_RECOVER + BCH_RESERVE_METADATA;
+}
+
 /* Buckets of a device of @bucket_size sectors that the promised sectors hold. */
 static uint64_t promised_buckets(const struct bch_fs_rw *rw, unsigned bucket_size)
 {

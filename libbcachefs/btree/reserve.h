@@ -53,7 +53,7 @@ struct printbuf;
 /* Nodes kept beyond a checkpoint of the overlay for the ops that free space. */
 #define BCH_RESERVE_RECOVER	16
 /* Nodes data writes leave beyond that for ordinary metadata (creates, mkdir). */
-#define BCH_RESERVE_METADATA	16
+#define BCH_RESERVE_METADATA	32
 
 /*
  * Upper bound of the nodes a checkpoint needs for the overlay with the
@@ -72,6 +72,9 @@ void bch_rw_touched_reset(struct bch_fs *c);
  * buckets promised to reservations are not counted.
  */
 uint64_t bch_rw_node_cap(struct bch_fs *c, uint64_t want, int take_dev);
+
+/* The static part of the data reserve (a->reserve_min), for statfs: see reserve.c. */
+void bch_rw_reserve_init(struct bch_fs *c);
 
 /*
  * May @t commit (see above)? 0, or -BCH_ERR_nospc with the reason in
