@@ -113,35 +113,24 @@ static bool touched_exact(struct bch_fs *c)
 	return rw->touched_exact && rw->ov_changes == c->overlay.changes;
 }
 
-/* At most this many leaves of one key are looked up; past it, all of them are assumed. */
-#define LEAVES_PER_KEY_MAX	64
-
 /*
- * The leaves (max keys) update @u lands in: the one holding its position;
- * for extents every leaf from the one holding its start to the one holding
- * its end. Returns how many were put in @out (up to @max); -1 when the
- * tree could not be read or there are more than @max.
+ * The leaves (max keys) update @u lands in, into @out[0..2): the one
+ * holding its position; for an extent also the one holding its start. An
+ * extent spanning more leaves covers the ones in between whole: their
+ * keys are gone after the checkpoint, which rebuilds the run of changed
+ * leaves together, so only the two at the ends keep keys of theirs (what
+ * the extent brings is in the overlay's bytes). Returns how many, or -1
+ * when the tree could not be read.
  */
-static int update_leaves(struct bch_fs *c, const struct trans_update *u, struct bpos_h *out,
-			 int max)
+static int update_leaves(struct bch_fs *c, const struct trans_update *u, struct bpos_h *out)
 {
-	bool extents = u->btree_id == BTREE_ID_EXTENTS;
-	struct bpos_h pos = extents ? bkey_start_pos(&u->k.k) : u->k.k.p, end = u->k.k.p;
-	int n = 0;
-
-	for (;;) {
-		struct bpos_h leaf;
-
-		if (n == max || bch_btree_leaf_max(c, u->btree_id, pos, &leaf))
-			return -1;
-		out[n++] = leaf;
-		if (!extents || bpos_cmp(leaf, end) >= 0 || bpos_eq(leaf, POS_H_MAX))
-			return n;
-		pos = leaf;	/* the next extent leaf starts after it */
-		pos.offset++;
-		if (!pos.offset)
-			return n;
-	}
+	if (bch_btree_leaf_max(c, u->btree_id, u->k.k.p, &out[0]))
+		return -1;
+	if (u->btree_id != BTREE_ID_EXTENTS || !u->k.k.size)
+		return 1;
+	if (bch_btree_leaf_max(c, u->btree_id, bkey_start_pos(&u->k.k), &out[1]))
+		return -1;
+	return bpos_eq(out[0], out[1]) ? 1 : 2;
 }
 
 /*
@@ -152,7 +141,7 @@ static int update_leaves(struct bch_fs *c, const struct trans_update *u, struct 
 static bool trans_leaves(struct bch_fs *c, const struct btree_trans *t, uint64_t *extra, bool add)
 {
 	struct bch_fs_rw *rw = c->rw;
-	struct bpos_h leaves[LEAVES_PER_KEY_MAX];
+	struct bpos_h leaves[2];
 	struct bpos_h *seen = NULL;
 	uint8_t *seen_id = NULL;
 	size_t nr_seen = 0;
@@ -164,7 +153,7 @@ static bool trans_leaves(struct bch_fs *c, const struct btree_trans *t, uint64_t
 
 		if (u->btree_id == BTREE_ID_ALLOC || u->btree_id >= BCH_NR_BTREES)
 			continue;
-		n = update_leaves(c, u, leaves, LEAVES_PER_KEY_MAX);
+		n = update_leaves(c, u, leaves);
 		if (n < 0) {
 			ok = false;
 			break;

@@ -29,8 +29,9 @@ truncate -s "$size" "$img"
 "$BCACHEFS" format -q --fs_size="$size" "$img" > /dev/null 2>&1 || fail "format"
 mount_fg load "$img"
 # full but for 2 MiB: the workload takes the rest at once
-avail=$(stat -f -c '%a %S' "$mnt" | awk '{ print $1 * $2 }')
-head -c $((avail - 2097152)) /dev/zero > "$mnt/filler" || fail "filler"
+dd if=/dev/zero of="$mnt/filler" bs=1M status=none 2> "$WORK/filler.err" && fail "filler: it all fit"
+grep -q "No space left" "$WORK/filler.err" || { cat "$WORK/filler.err"; fail "filler: not ENOSPC"; }
+truncate -s -2M "$mnt/filler" || fail "filler: truncate"
 python3 "$load" run "$mnt" "$seed" "$procs" "$seconds" "$WORK/shadow.json" > "$WORK/run.out" 2>&1
 rc=$?
 cat "$WORK/run.out"
