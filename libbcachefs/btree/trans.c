@@ -225,7 +225,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 {
 	struct bch_fs *c = t->c;
 	struct bch_fs_rw *rw = bch_rw_get(c);
-	size_t i = 0;
+	size_t i = 0, inserted = 0;
 	int ret;
 
 	if (!rw || rw->failed || bch_fs_writes_stopped(c)) {
@@ -266,6 +266,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 			if (u->btree_id == BTREE_ID_EXTENTS && !t->raw)
 				bch_rw_extent_trigger(c, u, rw->jw.seq + 1);
 			bch_overlay_insert(&c->overlay, u->btree_id, &u->k);
+			inserted++;
 			j++;
 		}
 		if (ret)
@@ -278,13 +279,18 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 	}
 	/* the leaves a checkpoint will rewrite (btree/reserve.h) */
 	if (!t->raw)
-		bch_rw_touched_commit(c, t, i);
+		bch_rw_touched_commit(c, t, inserted);
 	if (!ret && !rw->batch)
 		ret = bch_rw_entry_write(c, true, err);
 	if (ret) {
 		if (i < t->nr && i)
 			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
-		if (ret != -EINVAL && ret != -BCH_ERR_btree_node_unverified)
+		/*
+		 * A journal short of space whose checkpoint found none, before
+		 * any key of it went in: nothing happened, the engine goes on
+		 */
+		if (ret != -EINVAL && ret != -BCH_ERR_btree_node_unverified &&
+		    !(ret == -BCH_ERR_nospc && !inserted))
 			rw->failed = true;
 	} else {
 		rw->stats.commits++;

@@ -1320,7 +1320,8 @@ ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const voi
 write:
 	bch_trans_init(&t, c);
 	/* sectors fallocate promised here are this write's, until it commits */
-	bch_fs_rw_write_credit(c, promised_sectors(c, inum, a / 512, b / 512));
+	if (bch_fs_rw_alloc(c) && bch_fs_rw_alloc(c)->reserved_sectors)
+		bch_fs_rw_write_credit(c, promised_sectors(c, inum, a / 512, b / 512));
 	n = write_blocks(c, &t, &u, a / 512, data, (b - a) / 512, err);
 	if (n < 0) {
 		ret = (int)n;
