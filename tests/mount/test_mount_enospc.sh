@@ -2,8 +2,9 @@
 # A full filesystem (issue 25): every error is true, space reserved is
 # space held, and the filesystem never bricks itself.
 #
-# 1. Fill, truncate back, many small creates (128 MiB): every failure is
-#    ENOSPC, a create that failed left no name (also after a remount),
+# 1. Fill, truncate back 8 MiB, many small creates (64 MiB): every failure is
+#    ENOSPC, a create that failed left no name (also after a remount);
+#    rm, mv, rmdir, chmod, utimes, symlink and truncate still work;
 #    the mount never goes read-only, unmounts cleanly, the next mount is
 #    writable; after deleting the fill file 16 MiB write at once; fsck
 #    -f -n clean.
@@ -31,20 +32,27 @@ fsck_clean() {	# IMG NAME
 
 # ---- 1. fill, truncate back, small creates ----
 img=$WORK/fill.img
-truncate -s 128M "$img"
-"$BCACHEFS" format -q --fs_size=128M "$img" > /dev/null 2>&1 || fail "format"
+truncate -s 64M "$img"
+"$BCACHEFS" format -q --fs_size=64M "$img" > /dev/null 2>&1 || fail "format"
 mount_fg fill "$img"
-dd if=/dev/zero of="$mnt/fill" bs=1M status=none 2> "$WORK/dd.err" && fail "fill: 128 MiB file fit"
+mkdir "$mnt/emptydir" || fail "mkdir"
+dd if=/dev/zero of="$mnt/fill" bs=1M status=none 2> "$WORK/dd.err" && fail "fill: 64 MiB file fit"
 grep -q "No space left" "$WORK/dd.err" || { cat "$WORK/dd.err"; fail "fill: not ENOSPC"; }
-truncate -s -16M "$mnt/fill" || fail "truncate on a full filesystem"
+truncate -s -8M "$mnt/fill" || fail "truncate on a full filesystem"
 sync "$mnt/fill"
 python3 "$ops" small "$mnt" "$WORK/refused" > "$WORK/small.out" 2>&1 ||
 	{ cat "$WORK/small.out"; fail "small creates"; }
 cat "$WORK/small.out"
 [ -s "$WORK/refused" ] || fail "small creates: no create was refused, the filesystem never filled"
 no_readonly fill
+# what a user needs to get out of it still works (the recovery reserve)
 rm -f "$mnt/small/s000002" || fail "rm on a full filesystem"
 mv "$mnt/small/s000003" "$mnt/small/moved" || fail "mv on a full filesystem"
+rmdir "$mnt/emptydir" || fail "rmdir on a full filesystem"
+chmod 600 "$mnt/small/s000004" || fail "chmod on a full filesystem"
+touch -d 2020-01-01 "$mnt/small/s000004" || fail "utimes on a full filesystem"
+ln -s /some/target "$mnt/small/link" || fail "symlink on a full filesystem"
+truncate -s 0 "$mnt/small/s000005" || fail "truncate on a full filesystem"
 unmount_fg fill > "$WORK/fill.out"
 no_readonly fill
 mount_fg fill2 "$img"
