@@ -412,6 +412,9 @@ bool bch_rw_data_bucket_fits(struct bch_fs *c, unsigned dev)
 
 	if (!d || !d->nr_free)
 		return false;
+	/* the last checkpoint found no space: only what frees space goes on */
+	if (rw->ckpt_nospc && !reserve_mode(rw))
+		return false;
 	promised = promised_buckets(rw, d->bucket_size);
 	after = d->nr_free - 1;
 	if (reserve_mode(rw)) {

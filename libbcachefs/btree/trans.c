@@ -180,7 +180,7 @@ static int make_room(struct bch_fs *c, bool (*fits)(struct bch_fs *c, void *arg)
 		if (fits(c, arg))
 			return 0;
 	}
-	if ((c->overlay.nr_keys || rw->nr_freed) &&
+	if (c->overlay.nr_keys &&
 	    (!rw->ckpt_nospc || free_buckets(rw) > rw->ckpt_nospc_free)) {
 		ret = bch_fs_checkpoint(c, &why);
 		if (ret == -BCH_ERR_nospc)
