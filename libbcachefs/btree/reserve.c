@@ -224,7 +224,8 @@ uint64_t bch_rw_ckpt_need(struct bch_fs *c, const struct btree_trans *t)
 	if (exact && t && !trans_leaves(c, t, extra, false))
 		exact = false;
 	for (unsigned id = 0; id < BCH_NR_BTREES; id++) {
-		uint64_t touched = min_t(uint64_t, keys[id], nodes);
+		/* (without the set: an extent may touch the leaves at both its ends) */
+		uint64_t touched = min_t(uint64_t, keys[id] * (id == BTREE_ID_EXTENTS ? 2 : 1), nodes);
 		unsigned level = c->roots[id].present ? c->roots[id].level : 0;
 
 		if (id == BTREE_ID_ALLOC || !keys[id])
@@ -238,9 +239,9 @@ uint64_t bch_rw_ckpt_need(struct bch_fs *c, const struct btree_trans *t)
 }
 
 /*
- * Ops that free space, and every writer but the mount (fsck, format
- * --source, migrate: they commit one by one and must finish), take the
- * recovery reserve.
+ * Ops that free space, and every writer but the mount and the in-process
+ * online commands (fsck's repairs and the like: they commit one by one
+ * and must finish), take the recovery reserve.
  */
 static bool reserve_mode(const struct bch_fs_rw *rw)
 {

@@ -14,8 +14,9 @@
  *   ordinary transactions     need + BCH_RESERVE_RECOVER <= cap
  *   ops that free space       need <= cap   (the engine's reserve mode:
  *                             unlink, rmdir, rename, truncate, setattr,
- *                             symlink, xattr removal; fsck and the other
- *                             in-process writers)
+ *                             symlink, xattr removal; every writer
+ *                             whose commits are not batched, such as
+ *                             fsck's repairs)
  *
  * so the checkpoint of whatever was admitted always fits. Data writes
  * stop where the free buckets reach the static reserve of statfs
