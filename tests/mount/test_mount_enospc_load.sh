@@ -7,7 +7,7 @@
 # (enospc_load.py). The filesystem never goes read-only; after deleting
 # the filler, 8 MiB write at once; fsck -f -n is clean.
 #
-# CI: 2 processes for 20 s on 64 MiB. ENOSPC_LONG=1: 4 processes for 5
+# CI: 2 processes for 20 s on 64 MiB (TEST_QUICK: 8 s). ENOSPC_LONG=1: 4 processes for 5
 # minutes on 512 MiB (ENOSPC_SEED, ENOSPC_PROCS, ENOSPC_SECONDS and
 # ENOSPC_SIZE override).
 . "$TESTDIR/../lib.sh"
@@ -16,6 +16,8 @@ load=$TESTDIR/enospc_load.py
 
 if [ -n "${ENOSPC_LONG:-}" ]; then
 	procs=4 seconds=300 size=512M
+elif [ -n "${TEST_QUICK:-}" ]; then
+	procs=2 seconds=8 size=64M	# the ASan run
 else
 	procs=2 seconds=20 size=64M
 fi
