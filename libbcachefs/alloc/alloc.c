@@ -630,6 +630,7 @@ uint64_t bch_alloc_dev_reserve(const struct bch_allocator *a, unsigned dev)
 	if (!d || d->nbuckets <= d->first_bucket)
 		return 0;
 	n = (d->nbuckets - d->first_bucket) >> 5;
+	n = n > a->reserve_min ? n : a->reserve_min;
 	return n < 8 ? 8 : n;
 }
 

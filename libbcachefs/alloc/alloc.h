@@ -108,6 +108,12 @@ struct bch_allocator {
 	unsigned		btree_node_size;
 	unsigned		meta_replicas;	/* wanted */
 	unsigned		meta_replicas_req;
+	/*
+	 * Free buckets per device that user data never takes, at least
+	 * (bch_alloc_dev_reserve()): set by the engine from what a
+	 * checkpoint needs (btree/reserve.h); 0: the fraction alone.
+	 */
+	uint64_t		reserve_min;
 	unsigned		rr;		/* round-robin cursor among equal devices */
 	struct bch_replicas_table replicas;
 
@@ -230,8 +236,9 @@ uint64_t bch_alloc_dev_free(const struct bch_allocator *a, unsigned dev);
 /*
  * Free buckets of @dev that user data may not take: kept for btree nodes,
  * so that a checkpoint always finds its nodes (1/32 of the device, at
- * least 8). Data writes stop there (bch_fs_rw_data_bucket()); statfs and
- * fs usage count them as reserved (alloc/space.h).
+ * least 8 and at least a->reserve_min). Data writes stop there
+ * (bch_fs_rw_data_bucket()); statfs and fs usage count them as reserved
+ * (alloc/space.h).
  */
 uint64_t bch_alloc_dev_reserve(const struct bch_allocator *a, unsigned dev);
 

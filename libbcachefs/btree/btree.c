@@ -384,6 +384,58 @@ static bool child_find(struct btree_iter *iter, const struct btree_node_h *n,
 	return true;
 }
 
+int bch_btree_leaf_max(struct bch_fs *c, unsigned btree_id, struct bpos_h pos,
+		       struct bpos_h *max)
+{
+	const struct btree_root_h *root = &c->roots[btree_id];
+	struct btree_iter it = { .c = c, .btree_id = btree_id };
+	struct printbuf ignore = PRINTBUF;
+	struct btree_node_expect exp;
+	struct btree_node_h *n, *parent = NULL;
+	const struct bkey_ref *ptr;
+	int ret = 0;
+
+	*max = POS_H_MAX;
+	if (!root->present || !root->level)
+		return 0;
+	if (root->level >= BTREE_ITER_MAX_DEPTH)
+		return -BCH_ERR_btree_node_invalid;
+	ptr = &root->key;
+	exp = (struct btree_node_expect) {
+		.btree_id = btree_id, .level = root->level,
+		.min_key = POS_H_MIN, .max_key = root->key.k.p, .check_min = true,
+	};
+	for (;;) {
+		size_t idx;
+		struct bpos_h min;
+
+		ret = bch_btree_node_get(c, ptr, &exp, &n, &ignore);
+		if (parent)
+			bch_btree_node_put(c, parent);
+		parent = NULL;
+		if (ret)
+			break;
+		if (!child_find(&it, n, pos, &idx, &min)) {
+			*max = n->max_key;
+			bch_btree_node_put(c, n);
+			break;
+		}
+		if (n->level <= 1) {
+			*max = n->keys[idx].k.p;
+			bch_btree_node_put(c, n);
+			break;
+		}
+		ptr = &n->keys[idx];
+		exp = (struct btree_node_expect) {
+			.btree_id = btree_id, .level = n->level - 1,
+			.min_key = min, .max_key = ptr->k.p, .check_min = true,
+		};
+		parent = n;
+	}
+	printbuf_exit(&ignore);
+	return ret;
+}
+
 /*
  * The keys of the leaf range [leaf_min, leaf_max] (node keys @nk) with the
  * overlay laid over them. A bounded iterator takes only the part of the

@@ -135,6 +135,15 @@ void bch_btree_overlay(struct bch_fs *c, unsigned btree_id, struct bpos_h min,
 bool bch_btree_journal_keys_in(struct bch_fs *c, unsigned btree_id,
 			       struct bpos_h min, struct bpos_h max);
 
+/*
+ * The max key of the leaf of @btree_id whose range holds @pos, found
+ * through the interior nodes only (the leaf is not read): POS_H_MAX when
+ * the root is a leaf or there is none. For the update engine's count of
+ * the leaves a checkpoint rewrites (btree/reserve.h).
+ */
+int bch_btree_leaf_max(struct bch_fs *c, unsigned btree_id, struct bpos_h pos,
+		       struct bpos_h *max);
+
 /* ---- node walk (list -m formats/nodes, fsck) ---- */
 
 struct btree_node_visit {

@@ -224,6 +224,24 @@ void bch_fs_rw_want_checkpoint(struct bch_fs *c);
  */
 int bch_fs_rw_mark_damaged(struct bch_fs *c, struct printbuf *err);
 
+/*
+ * ---- space reservations (btree/reserve.h, issue 25) ----
+ *
+ * Every transaction commits only when a checkpoint of the overlay with its
+ * keys would still find its btree nodes (and the sectors its reservation
+ * keys promise are free); otherwise it first has the journal flushed (so
+ * emptied buckets come back) and a checkpoint run, and then fails with
+ * -BCH_ERR_nospc having changed nothing. Operations that free space run
+ * in reserve mode: they may take the last nodes (returns the previous
+ * mode, to restore).
+ */
+bool bch_fs_rw_use_reserve(struct bch_fs *c, bool on);
+/*
+ * The next data writes cover @sectors that fallocate promised (sectors x
+ * replicas): their buckets may come out of the promised space. 0 after.
+ */
+void bch_fs_rw_write_credit(struct bch_fs *c, uint64_t sectors);
+
 /* ---- for the data write path (io_write.c) ---- */
 
 struct bch_allocator;

@@ -8,6 +8,7 @@
 
 #include "alloc/alloc.h"
 #include "btree/bulk.h"
+#include "btree/reserve.h"
 #include "core/bch_fs.h"
 #include "btree/node_write.h"
 #include "util/util.h"
@@ -124,6 +125,7 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 			ret = bch_alloc_btree_node(a, ptrs, &nr_ptrs, err);
 			if (ret)
 				return ret;
+			bch_rw_node_taken(c, a, ptrs, nr_ptrs);
 		}
 		n.ptr = ptrs[0];
 		bch_replicas_add(&a->replicas, BCH_DATA_BTREE, ptrs_devs(ptrs, nr_ptrs));
@@ -148,6 +150,30 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 	return 0;
 }
 
+/*
+ * A budget that cuts @keys into as many nodes as @budget would, but of
+ * even size: a checkpoint rebuilding a node that grew by a few keys then
+ * writes two half-full nodes rather than a full one and one holding the
+ * few (a run of those would bloat the tree, every node taking a bucket,
+ * until a nearly full filesystem has no room for it).
+ */
+static size_t even_budget(size_t budget, const struct bkey_ref *keys, size_t nr)
+{
+	size_t total = 0, biggest = 0, n;
+
+	for (size_t i = 0; i < nr; i++) {
+		size_t b = (size_t)keys[i].k.u64s * 8;
+
+		total += b;
+		biggest = b > biggest ? b : biggest;
+	}
+	n = budget ? DIV_ROUND_UP(total, budget) : 1;
+	if (n <= 1)
+		return budget;
+	/* a key's worth over the mean, so that the last node is not left with a few */
+	return min_t(size_t, budget, DIV_ROUND_UP(total, n) + biggest);
+}
+
 int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
 			 struct bch_allocator *a, unsigned btree_id, unsigned level,
 			 struct bpos_h min, struct bpos_h max,
@@ -157,7 +183,7 @@ int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
 	struct bulk_root stats = { 0 };
 
 	return build_level(c, w, a, btree_id, level, min, max, keys, nr,
-			   node_budget(w, fill), NULL, ptrs, &stats, err);
+			   even_budget(node_budget(w, fill), keys, nr), NULL, ptrs, &stats, err);
 }
 
 /* Bytes of unpacked keys per node. */

@@ -17,6 +17,7 @@
 #include "btree/bulk.h"
 #include "btree/checkpoint.h"
 #include "btree/engine.h"
+#include "btree/reserve.h"
 #include "core/bch_fs.h"
 #include "core/integrity.h"
 #include "dev/dev.h"
@@ -154,8 +155,12 @@ int bch_journal_flush_old(struct bch_fs *c, uint64_t age_ns, struct printbuf *er
 
 void bch_fs_rw_set_batch(struct bch_fs *c, bool batch)
 {
-	if (bch_rw_get(c))
+	if (bch_rw_get(c)) {
 		c->rw->batch = batch;
+		/* the running filesystem: statfs shows what data may take (btree/reserve.h) */
+		if (batch)
+			bch_rw_reserve_init(c);
+	}
 }
 
 uint64_t bch_journal_seq_durable(const struct bch_fs *c)
@@ -558,6 +563,7 @@ static int rebuild_alloc(struct bch_fs *c, struct printbuf *err)
 		ret = bch_alloc_btree_node(a, pool.ptrs[pool.nr], &pool.nr_ptrs[pool.nr], err);
 		if (ret)
 			goto out;
+		bch_rw_node_taken(c, a, pool.ptrs[pool.nr], pool.nr_ptrs[pool.nr]);
 		pool.nr++;
 	}
 	ret = bch_bulk_build_pool(c, &rw->wctx, a, BTREE_ID_ALLOC, keys, nr, 0, &pool, &root, err);
@@ -610,6 +616,7 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	uint64_t written = rw->stats.nodes_written, freed = rw->stats.nodes_freed;
 
 	memcpy(saved, c->roots, sizeof(saved));
+	bch_rw_ckpt_track_begin(c);
 	ret = bch_rw_mark_unclean(c, err);
 	/* what was committed goes out first: the checkpoint's entry follows it */
 	if (!ret)
@@ -633,14 +640,29 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err)
 	if (ret) {
 		/* the previous tree is still the one on disk */
 		memcpy(c->roots, saved, sizeof(saved));
+		if (ret == -BCH_ERR_nospc || ret == -ENOSPC) {
+			/*
+			 * No space for the new nodes: nothing of this attempt is
+			 * reachable, its nodes go back and the engine stays
+			 * writable; the journal keeps replaying the overlay
+			 */
+			bch_rw_ckpt_undo(c);
+			pr_str(err, "checkpoint found no space: kept in the journal, "
+			       "operations that free space go on\n");
+			return -BCH_ERR_nospc;
+		}
+		bch_rw_ckpt_track_end(c);
 		rw->failed = true;
 		pr_str(err, "checkpoint failed: the filesystem stays as its journal says\n");
 		return ret;
 	}
+	bch_rw_ckpt_track_end(c);
+	rw->ckpt_nospc = false;
 	rw->last_seq = rw->jw.seq;
 	rw->nr_forced = 0;
 	rw->force_checkpoint = false;
 	overlay_clear(c);
+	bch_rw_touched_reset(c);
 	for (size_t i = 0; i < rw->nr_freed; i++)
 		bch_alloc_release(&rw->a, rw->freed[i].dev, rw->freed[i].bucket);
 	rw->nr_freed = 0;
@@ -668,6 +690,7 @@ int bch_btree_rw_stop(struct bch_fs *c, struct printbuf *err)
 		pr_str(err, "filesystem left as its journal says (read-only since damage was found)\n");
 		return -EROFS;
 	}
+	bch_rw_wp_close_deferred(c);
 	if (c->overlay.nr_keys || rw->unclean || rw->nr_forced || rw->force_checkpoint ||
 	    rw->open_live)
 		ret = bch_fs_checkpoint(c, err);

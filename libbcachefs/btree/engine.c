@@ -32,6 +32,18 @@ void bch_fs_rw_stats(const struct bch_fs *c, struct bch_rw_stats *s)
 		*s = c->rw->stats;
 }
 
+/* ---- fallocate's promises (btree/reserve.h) ---------------------------- */
+
+uint64_t bch_rw_reservation_sectors(const struct bkey_ref *k, uint64_t sectors)
+{
+	struct bch_reservation r;
+
+	if (k->k.type != BCH_RESERVATION || k->v_bytes < sizeof(r))
+		return 0;
+	memcpy(&r, k->v, sizeof(r));
+	return sectors * (r.nr_replicas ? r.nr_replicas : 1);
+}
+
 /* ---- start: what is in use ---------------------------------------------- */
 
 static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint64_t sectors,
@@ -66,6 +78,16 @@ static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint6
 	struct extent_ptr_iter it;
 	struct extent_ptr_decoded p;
 
+	if (k->k.type == BCH_RESERVATION) {
+		/* fallocate's promise: space no data holds yet (btree/reserve.h) */
+		uint64_t r = bch_rw_reservation_sectors(k, sectors);
+
+		if (sign > 0)
+			rw->a.reserved_sectors += r;
+		else
+			rw->a.reserved_sectors -= min_t(uint64_t, r, rw->a.reserved_sectors);
+		return;
+	}
 	if (k->k.type != BCH_EXTENT && k->k.type != BCH_EXTENT_CACHED)
 		return;
 	extent_ptr_iter_init(&it, k);
@@ -162,7 +184,8 @@ static int mark_in_use(struct bch_fs *c, struct printbuf *err)
 		bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H_MIN, &scratch);
 		iter.skip_bad = true;
 		while (!(ret = bch_btree_iter_peek(&iter, &k)) && k) {
-			if (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED)
+			if (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED ||
+			    k->k.type == BCH_RESERVATION)
 				mark_extent(rw, k);
 			bch_btree_iter_advance(&iter);
 		}
@@ -184,6 +207,9 @@ void bch_rw_free(struct bch_fs *c)
 		jset_builder_exit(&rw->open);
 	free(rw->freed);
 	free(rw->forced);
+	free(rw->ck_new);
+	free(rw->touched);
+	free(rw->wp_closing);
 	bch_journal_writer_exit(&rw->jw);
 	bch_alloc_exit(&rw->a);
 	free(rw);
@@ -395,8 +421,35 @@ uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev)
 
 void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket)
 {
-	if (c->rw)
-		bch_alloc_wp_close(&c->rw->a, dev, bucket, c->rw->jw.seq + 1);
+	struct bch_fs_rw *rw = c->rw;
+
+	if (!rw)
+		return;
+	/*
+	 * The keys of its data are committed after this (bch_fs_write()
+	 * writes, then commits): until then no journal flush may free it
+	 */
+	if (rw->nr_wp_closing == rw->size_wp_closing) {
+		rw->size_wp_closing = rw->size_wp_closing ? 2 * rw->size_wp_closing : 8;
+		rw->wp_closing = xrealloc(rw->wp_closing,
+					  rw->size_wp_closing * sizeof(*rw->wp_closing));
+	}
+	rw->wp_closing[rw->nr_wp_closing++] = (struct freed_bucket) { .dev = dev, .bucket = bucket };
+}
+
+void bch_rw_wp_close_deferred(struct bch_fs *c)
+{
+	struct bch_fs_rw *rw = c->rw;
+
+	/* the entry the keys of their data are in: the open one, else the last written */
+	uint64_t seq = rw->open_live ? rw->jw.seq + 1 : rw->jw.seq;
+
+	if (!rw->nr_wp_closing)
+		return;
+	for (size_t i = 0; i < rw->nr_wp_closing; i++)
+		bch_alloc_wp_close(&rw->a, rw->wp_closing[i].dev, rw->wp_closing[i].bucket, seq);
+	rw->nr_wp_closing = 0;
+	bch_alloc_release_durable(&rw->a, rw->durable_seq);
 }
 
 /* ---- members changing at run time (issue 12) ------------------------------- */

@@ -13,6 +13,7 @@
 #include "bkey/bkey_types.h"
 #include "btree/checkpoint.h"
 #include "btree/engine.h"
+#include "btree/reserve.h"
 #include "btree/sb_write.h"
 #include "core/bch_fs.h"
 #include "core/integrity.h"
@@ -136,35 +137,98 @@ static size_t trans_u64s(const struct btree_trans *t, size_t from)
 
 /*
  * A checkpoint now: the overlay holds more than BCH_OVERLAY_MAX_BYTES, or
- * its nodes might not fit the free buckets of a metadata device any more
- * (each overlay key may need a leaf of its own, each new node a bucket;
- * old nodes go back only after the checkpoint): on a nearly full
- * filesystem checkpoints come more often, and always find their space.
+ * the nodes its checkpoint may need pass half of what the free buckets
+ * can take (btree/reserve.h): on a nearly full filesystem checkpoints come
+ * more often, and always find their space.
  */
 static bool checkpoint_due(struct bch_fs *c)
 {
-	struct bch_allocator *a = &c->rw->a;
-	uint64_t min_free = UINT64_MAX;
+	return c->overlay.bytes > BCH_OVERLAY_MAX_BYTES || bch_rw_ckpt_due(c);
+}
 
-	if (c->overlay.bytes > BCH_OVERLAY_MAX_BYTES)
-		return true;
-	for (unsigned i = 0; i < BCH_ALLOC_MAX_DEVS; i++) {
-		const struct bch_dev_alloc *d = a->devs[i];
+/* Free buckets of every device (a failed checkpoint is retried when they grow). */
+static uint64_t free_buckets(const struct bch_fs_rw *rw)
+{
+	uint64_t n = 0;
 
-		if (d && d->present && d->state == BCH_MEMBER_STATE_RW &&
-		    (d->data_allowed & (1U << BCH_DATA_BTREE)) && d->nr_free < min_free)
-			min_free = d->nr_free;
+	for (unsigned i = 0; i < BCH_ALLOC_MAX_DEVS; i++)
+		if (rw->a.devs[i])
+			n += rw->a.devs[i]->nr_free;
+	return n;
+}
+
+/*
+ * Make room for what is about to be taken (@fits says whether it fits):
+ * the open entry written and flushed, so that buckets emptied by it come
+ * back, then a checkpoint (the overlay's nodes are then the tree: its
+ * bound drops). A checkpoint that found no space is tried again only once
+ * more buckets are free. 0 when it fits; -BCH_ERR_nospc with the reason
+ * in @err; other errors from the journal or the checkpoint.
+ */
+static int make_room(struct bch_fs *c, bool (*fits)(struct bch_fs *c, void *arg), void *arg,
+		     struct printbuf *err)
+{
+	struct bch_fs_rw *rw = c->rw;
+	struct printbuf why = PRINTBUF;
+	int ret;
+
+	if (fits(c, arg))
+		return 0;
+	if (rw->a.nr_pending) {
+		ret = bch_rw_entry_write(c, true, err);
+		if (ret) {
+			rw->failed = true;
+			return ret;
+		}
+		if (fits(c, arg))
+			return 0;
 	}
-	/* at worst every dirty leaf splits in two; interior nodes and the alloc btree */
-	return min_free != UINT64_MAX &&
-		2 * min_t(uint64_t, c->overlay.nr_keys, c->rw->nr_nodes) + 32 > min_free / 2;
+	if (c->overlay.nr_keys &&
+	    (!rw->ckpt_nospc || free_buckets(rw) > rw->ckpt_nospc_free)) {
+		ret = bch_fs_checkpoint(c, &why);
+		if (ret == -BCH_ERR_nospc)
+			rw->ckpt_nospc_free = free_buckets(rw);
+		else if (ret) {
+			pr_buf(err, "%s", printbuf_str(&why));
+			printbuf_exit(&why);
+			return ret;
+		}
+		if (fits(c, arg)) {
+			printbuf_exit(&why);
+			return 0;
+		}
+	}
+	printbuf_exit(&why);
+	return -BCH_ERR_nospc;
+}
+
+static bool trans_fits(struct bch_fs *c, void *arg)
+{
+	struct printbuf ignore = PRINTBUF;
+	bool ok = !bch_rw_trans_fits(c, arg, &ignore);
+
+	printbuf_exit(&ignore);
+	return ok;
+}
+
+/* The transaction's reservation (btree/reserve.h), before anything of it is written. */
+static int trans_reserve(struct bch_fs *c, struct btree_trans *t, struct printbuf *err)
+{
+	int ret;
+
+	if (t->raw)
+		return 0;
+	ret = make_room(c, trans_fits, t, err);
+	if (ret == -BCH_ERR_nospc)
+		bch_rw_trans_fits(c, t, err);	/* says why */
+	return ret;
 }
 
 int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 {
 	struct bch_fs *c = t->c;
 	struct bch_fs_rw *rw = bch_rw_get(c);
-	size_t i = 0;
+	size_t i = 0, inserted = 0;
 	int ret;
 
 	if (!rw || rw->failed || bch_fs_writes_stopped(c)) {
@@ -173,6 +237,15 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 		return -EROFS;
 	}
 	ret = trans_validate(t, err);
+	if (!ret)
+		ret = trans_reserve(c, t, err);
+	if (ret == -BCH_ERR_nospc) {
+		/* nothing of it was written: the engine goes on */
+		trans_reset(t);
+		if (!rw->in_data_bucket)
+			bch_rw_wp_close_deferred(c);
+		return ret;
+	}
 	if (!ret)
 		ret = bch_rw_mark_unclean(c, err);
 
@@ -198,6 +271,7 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 			if (u->btree_id == BTREE_ID_INODES && c->inode_hook && !t->raw)
 				c->inode_hook(c, c->inode_hook_arg, &u->k, true);
 			bch_overlay_insert(&c->overlay, u->btree_id, &u->k);
+			inserted++;
 			j++;
 		}
 		if (ret)
@@ -208,21 +282,70 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 		if (i < t->nr)
 			ret = bch_rw_entry_write(c, false, err);
 	}
+	/* the leaves a checkpoint will rewrite (btree/reserve.h) */
+	if (!t->raw)
+		bch_rw_touched_commit(c, t, inserted);
 	if (!ret && !rw->batch)
 		ret = bch_rw_entry_write(c, true, err);
 	if (ret) {
 		if (i < t->nr && i)
 			pr_buf(err, "transaction cut short: %zu of %zu keys committed\n", i, t->nr);
-		/* refused before anything was applied: the engine goes on */
-		if (ret != -EINVAL && ret != -EDQUOT && ret != -BCH_ERR_btree_node_unverified)
+		/*
+		 * Refused before anything was applied (a bad key, a quota
+		 * limit, an unverified node; a journal short of space whose
+		 * checkpoint found none, before any key of it went in):
+		 * nothing happened, the engine goes on
+		 */
+		if (ret != -EINVAL && ret != -EDQUOT && ret != -BCH_ERR_btree_node_unverified &&
+		    !(ret == -BCH_ERR_nospc && !inserted))
 			rw->failed = true;
 	} else {
 		rw->stats.commits++;
 	}
 	trans_reset(t);
-	if (!ret && rw->batch && checkpoint_due(c))
-		ret = bch_fs_checkpoint(c, err);
+	/* the data those buckets hold is referenced now (or never will be) */
+	if (!rw->in_data_bucket)
+		bch_rw_wp_close_deferred(c);
+	if (!ret && rw->batch && !rw->in_data_bucket && checkpoint_due(c)) {
+		struct printbuf why = PRINTBUF;
+		int r = bch_fs_checkpoint(c, &why);
+
+		/*
+		 * The transaction is committed whatever happens here: a
+		 * checkpoint that finds no space leaves the overlay in the
+		 * journal (the next one runs when space comes back); any other
+		 * failure stops the engine and is said
+		 */
+		if (r && r != -BCH_ERR_nospc) {
+			pr_buf(err, "%s", printbuf_str(&why));
+			ret = r;
+		}
+		printbuf_exit(&why);
+	}
 	return ret;
+}
+
+static bool data_bucket_fits(struct bch_fs *c, void *arg)
+{
+	return bch_rw_data_bucket_fits(c, *(unsigned *)arg);
+}
+
+bool bch_fs_rw_use_reserve(struct bch_fs *c, bool on)
+{
+	struct bch_fs_rw *rw = bch_rw_get(c);
+	bool old;
+
+	if (!rw)
+		return false;
+	old = rw->use_reserve;
+	rw->use_reserve = on;
+	return old;
+}
+
+void bch_fs_rw_write_credit(struct bch_fs *c, uint64_t sectors)
+{
+	if (c->rw)
+		c->rw->write_credit = sectors;
 }
 
 int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
@@ -235,9 +358,10 @@ int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint
 
 	if (!rw || rw->failed)
 		return -EROFS;
-	/* the metadata reserve: a checkpoint must always find its nodes */
-	if (bch_alloc_dev_free(&rw->a, dev) <= bch_fs_rw_reserve(c, dev))
-		return -BCH_ERR_nospc;
+	/* the btree reserve and the promises stay (btree/reserve.h) */
+	ret = make_room(c, data_bucket_fits, &dev, err);
+	if (ret)
+		return ret;
 	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);
 	if (ret)
 		return ret;
@@ -249,7 +373,10 @@ int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint
 	bch_trans_init(&t, c);
 	bch_trans_update(&t, BTREE_ID_ALLOC,
 			 &(struct bkey_h) { .type = 128, .p = POS_H(dev, *bucket) }, &v, 8);
+	/* in the middle of a write: the closed buckets wait for its keys */
+	rw->in_data_bucket = true;
 	ret = bch_trans_commit(&t, err);
+	rw->in_data_bucket = false;
 	bch_trans_exit(&t);
 	return ret;
 }

@@ -496,6 +496,39 @@ static int extents_sectors(struct bch_fs *c, uint64_t inum, uint64_t start, uint
 	return ret;
 }
 
+/*
+ * Sectors x replicas of [@start, @end) of @inum that fallocate promised
+ * (reservation keys): a write there may use them (btree_update.h).
+ */
+static uint64_t promised_sectors(struct bch_fs *c, uint64_t inum, uint64_t start, uint64_t end)
+{
+	struct printbuf ierr = PRINTBUF;
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	uint64_t n = 0;
+
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_EXTENTS, POS_H(inum, start),
+				  POS_H(inum, end), &ierr);
+	while (!bch_btree_iter_peek(&iter, &k) && k) {
+		uint64_t ks = bkey_start_pos(&k->k).offset, ke = k->k.p.offset;
+		struct bch_reservation r;
+
+		if (k->k.p.inode != inum || ks >= end)
+			break;
+		if (k->k.type == BCH_RESERVATION && k->v_bytes >= sizeof(r)) {
+			uint64_t s = ks > start ? ks : start, e = ke < end ? ke : end;
+
+			memcpy(&r, k->v, sizeof(r));
+			if (e > s)
+				n += (e - s) * (r.nr_replicas ? r.nr_replicas : 1);
+		}
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	printbuf_exit(&ierr);
+	return n;
+}
+
 /* The end (sector) of the last extent key of @inum. */
 static int extents_end(struct bch_fs *c, uint64_t inum, uint64_t *end)
 {
@@ -774,7 +807,7 @@ static int symlink_data(struct bch_fs *c, struct btree_trans *t, struct bch_inod
 	return 0;
 }
 
-int bch_fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
+static int fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
 		  unsigned mode, dev_t rdev, const char *symlink,
 		  const struct bch_creds *cr, struct bch_inode_unpacked *out,
 		  struct printbuf *err)
@@ -961,7 +994,7 @@ static int inode_rm_updates(struct bch_fs *c, struct btree_trans *t,
 	return 0;
 }
 
-int bch_fs_inode_rm(struct bch_fs *c, uint64_t inum, struct printbuf *err)
+static int fs_inode_rm(struct bch_fs *c, uint64_t inum, struct printbuf *err)
 {
 	struct bch_inode_unpacked u;
 	struct btree_trans t;
@@ -1000,7 +1033,7 @@ static int drop_link(struct bch_fs *c, struct btree_trans *t, struct bch_inode_u
 	return inode_rm_updates(c, t, u);
 }
 
-int bch_fs_unlink(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
+static int fs_unlink(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
 		  bool rmdir, bool (*in_use)(void *arg, uint64_t inum), void *arg,
 		  uint64_t *orphan, struct printbuf *err)
 {
@@ -1063,7 +1096,7 @@ out:
 
 /* ---- rename --------------------------------------------------------------------- */
 
-int bch_fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t olen,
+static int fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t olen,
 		  uint64_t ndir, const char *nname, size_t nlen, unsigned flags,
 		  bool (*in_use)(void *arg, uint64_t inum), void *arg,
 		  uint64_t *orphan, struct printbuf *err)
@@ -1287,6 +1320,9 @@ ssize_t bch_fs_write(struct bch_fs *c, uint64_t inum, uint64_t offset, const voi
 	memcpy(data + (offset - a), buf, len);
 write:
 	bch_trans_init(&t, c);
+	/* sectors fallocate promised here are this write's, until it commits */
+	if (bch_fs_rw_alloc(c) && bch_fs_rw_alloc(c)->reserved_sectors)
+		bch_fs_rw_write_credit(c, promised_sectors(c, inum, a / 512, b / 512));
 	n = write_blocks(c, &t, &u, a / 512, data, (b - a) / 512, err);
 	if (n < 0) {
 		ret = (int)n;
@@ -1311,6 +1347,7 @@ write:
 	if (!ret && out)
 		*out = u;
 exit:
+	bch_fs_rw_write_credit(c, 0);
 	bch_trans_exit(&t);
 free:
 	if (data != buf)
@@ -1396,7 +1433,7 @@ static int truncate_updates(struct bch_fs *c, struct btree_trans *t,
 	return ret;
 }
 
-int bch_fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa,
+static int fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa,
 		   struct bch_inode_unpacked *out, struct printbuf *err)
 {
 	struct bch_inode_unpacked u;
@@ -1795,7 +1832,7 @@ out:
 	return ret;
 }
 
-int bch_fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
+static int fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
 			struct printbuf *err)
 {
 	struct bch_inode_unpacked u;
@@ -1898,4 +1935,79 @@ void bch_fs_statfs(struct bch_fs *c, struct bch_statfs *st)
 	st->free	= s.free;
 	st->avail	= s.available;
 	st->nr_inodes	= bch_fs_nr_inodes(c);
+}
+
+/*
+ * ---- operations that free space, and the recovery reserve (issue 25) ----
+ *
+ * What a user needs to get out of a full filesystem commits in the
+ * engine's reserve mode (btree_update.h): unlink, rmdir, rename,
+ * setattr (truncate, chmod, times), symlink, xattr removal and the final
+ * delete of an inode. Everything else stops short of that reserve.
+ */
+
+int bch_fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
+		  unsigned mode, dev_t rdev, const char *symlink,
+		  const struct bch_creds *cr, struct bch_inode_unpacked *out,
+		  struct printbuf *err)
+{
+	bool old = symlink ? bch_fs_rw_use_reserve(c, true) : false;
+	int ret = fs_create(c, dir, name, len, mode, rdev, symlink, cr, out, err);
+
+	if (symlink)
+		bch_fs_rw_use_reserve(c, old);
+	return ret;
+}
+
+int bch_fs_inode_rm(struct bch_fs *c, uint64_t inum, struct printbuf *err)
+{
+	bool old = bch_fs_rw_use_reserve(c, true);
+	int ret = fs_inode_rm(c, inum, err);
+
+	bch_fs_rw_use_reserve(c, old);
+	return ret;
+}
+
+int bch_fs_unlink(struct bch_fs *c, uint64_t dir, const char *name, size_t len,
+		  bool rmdir, bool (*in_use)(void *arg, uint64_t inum), void *arg,
+		  uint64_t *orphan, struct printbuf *err)
+{
+	bool old = bch_fs_rw_use_reserve(c, true);
+	int ret = fs_unlink(c, dir, name, len, rmdir, in_use, arg, orphan, err);
+
+	bch_fs_rw_use_reserve(c, old);
+	return ret;
+}
+
+int bch_fs_rename(struct bch_fs *c, uint64_t odir, const char *oname, size_t olen,
+		  uint64_t ndir, const char *nname, size_t nlen, unsigned flags,
+		  bool (*in_use)(void *arg, uint64_t inum), void *arg,
+		  uint64_t *orphan, struct printbuf *err)
+{
+	bool old = bch_fs_rw_use_reserve(c, true);
+	int ret = fs_rename(c, odir, oname, olen, ndir, nname, nlen, flags, in_use, arg,
+			    orphan, err);
+
+	bch_fs_rw_use_reserve(c, old);
+	return ret;
+}
+
+int bch_fs_setattr(struct bch_fs *c, uint64_t inum, const struct bch_setattr *sa,
+		   struct bch_inode_unpacked *out, struct printbuf *err)
+{
+	bool old = bch_fs_rw_use_reserve(c, true);
+	int ret = fs_setattr(c, inum, sa, out, err);
+
+	bch_fs_rw_use_reserve(c, old);
+	return ret;
+}
+
+int bch_fs_xattr_remove(struct bch_fs *c, uint64_t inum, const char *full_name,
+			struct printbuf *err)
+{
+	bool old = bch_fs_rw_use_reserve(c, true);
+	int ret = fs_xattr_remove(c, inum, full_name, err);
+
+	bch_fs_rw_use_reserve(c, old);
+	return ret;
 }

@@ -14,6 +14,10 @@
  *   - batched commits: nothing durable until bch_journal_flush() (or
  *     the age limit of flush_old), seq_durable follows; unbatched:
  *     every commit durable;
+ *   - a full filesystem (issue 25): data stops short of the btree
+ *     reserve; a commit that finds no room fails with ENOSPC and changes
+ *     nothing (overlay, journal, btree); reserve mode still commits; the
+ *     checkpoint of what was committed always fits;
  *   - the counters, bucket gens, the metadata reserve, key versions,
  *     replicas entries, a forced rewrite of a root, and the key context
  *     (geometry, gens) and member reads of core/bch_fs.h.
@@ -513,6 +517,73 @@ static void test_sb_write(void **state)
 	printbuf_exit(&err);
 }
 
+/* Full (issue 25): every error is true, and a checkpoint always fits. */
+static void test_full_reserve(void **state)
+{
+	struct printbuf err = PRINTBUF;
+	struct bch_inode_unpacked u;
+	struct btree_trans t;
+	struct bch_fs *c;
+	uint64_t b, data = 0, inum, keys, changes, seq;
+	uint8_t gen;
+	int ret = 0;
+
+	format(1, "");
+	c = open_imgs(1, false);
+	rw_start(c);
+	bch_fs_rw_set_batch(c, true);
+	/* data: buckets until ENOSPC, the btree reserve left */
+	while (!(ret = bch_fs_rw_data_bucket(c, 0, &b, &gen, &err)))
+		data++;
+	assert_int_equal(ret, -BCH_ERR_nospc);
+	assert_true(data > 500);
+	/* (btree nodes may have taken some of the reserve since) */
+	assert_true(bch_alloc_dev_free(bch_fs_rw_alloc(c), 0) >= bch_fs_rw_reserve(c, 0) / 2);
+	/* metadata: inodes until ENOSPC */
+	for (inum = 5000; inum < 200000; inum++) {
+		keys = c->overlay.nr_keys;
+		changes = c->overlay.changes;
+		seq = c->journal.seq;
+		printbuf_reset(&err);
+		ret = commit_inode(c, inum, 1);
+		if (ret)
+			break;
+	}
+	assert_int_equal(ret, -BCH_ERR_nospc);
+	assert_true(inum > 5100);
+	/*
+	 * the refused commit changed nothing: no key of it anywhere (a
+	 * checkpoint it ran first may have emptied the overlay)
+	 */
+	if (c->overlay.changes == changes) {
+		assert_int_equal(c->overlay.nr_keys, keys);
+		assert_int_equal(c->journal.seq, seq);
+	}
+	assert_int_equal(bch_inode_get(c, inum, &u, &err), -ENOENT);
+	assert_true(bch_fs_rw(c));
+	/* what frees space still commits */
+	bch_fs_rw_use_reserve(c, true);
+	bch_trans_init(&t, c);
+	bch_trans_delete(&t, BTREE_ID_INODES, POS_H(5000, 0));
+	assert_int_equal(bch_trans_commit(&t, &err), 0);
+	bch_trans_exit(&t);
+	bch_fs_rw_use_reserve(c, false);
+	assert_int_equal(bch_inode_get(c, 5000, &u, &err), -ENOENT);
+	/* and whatever was committed, its checkpoint fits */
+	assert_int_equal(bch_fs_checkpoint(c, &err), 0);
+	assert_int_equal(bch_inode_get(c, inum - 1, &u, &err), 0);
+	printbuf_exit(&err);
+	stop_close(c);
+
+	/* the next start is writable at once */
+	c = open_imgs(1, false);
+	rw_start(c);
+	assert_int_equal(bch_inode_get(c, inum - 1, &u, NULL), 0);
+	assert_int_equal(bch_inode_get(c, inum, &u, NULL), -ENOENT);
+	assert_int_equal(commit_inode(c, inum, 1), 0);
+	stop_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -520,6 +591,7 @@ int main(void)
 		cmocka_unit_test(test_on_demand_and_clean),
 		cmocka_unit_test(test_batch_flush),
 		cmocka_unit_test(test_allocator_hooks),
+		cmocka_unit_test(test_full_reserve),
 		cmocka_unit_test(test_stop_checkpoints),
 		cmocka_unit_test(test_force_rewrite),
 		cmocka_unit_test(test_sb_write),
