@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd_online.h"
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/format/format.h"
 #include "libbcachefs/format/ioctl.h"
