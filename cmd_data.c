@@ -46,12 +46,6 @@ struct data_args {
 	unsigned	nr;
 };
 
-static int o_verbose(void *p, const char *arg, struct printbuf *why)
-{
-	online_verbose = true;
-	return 0;
-}
-
 static int o_dev(void *p, const char *arg, struct printbuf *why)
 {
 	struct data_args *a = p;
@@ -64,18 +58,15 @@ static int o_dev(void *p, const char *arg, struct printbuf *why)
 	return 0;
 }
 
-#define OPT_VERBOSE	CMD_OPT_FN('v', "verbose", NULL,			\
-				   "a refusal also names the request and its errno", o_verbose)
-
 static const struct cmd_opt plain_opts[] = {
-	OPT_VERBOSE,
+	CMD_OPT_ONLINE_VERBOSE,
 	CMD_OPT_HELP,
 	CMD_OPT_END
 };
 
 static const struct cmd_opt migrate_opts[] = {
 	CMD_OPT_FN('d', "dev", "DEVICE", "a device to move data off (repeat for more)", o_dev),
-	OPT_VERBOSE,
+	CMD_OPT_ONLINE_VERBOSE,
 	CMD_OPT_HELP,
 	CMD_OPT_END
 };

@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <linux/fs.h>
 #include <stdio.h>
@@ -26,6 +25,7 @@
 #include <unistd.h>
 
 #include "cmd_online.h"
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/format/format.h"
 #include "libbcachefs/format/ioctl.h"
@@ -37,10 +37,35 @@
 #define FS_HELP \
 "The filesystem is found from DEVICE's superblock: its mount, or, when it is\n" \
 "not mounted, its devices are opened here (a filesystem of several devices:\n" \
-"give all of them with --fs DEV:DEV...).\n"
+"give all of them with --fs DEV:DEV...)."
 
-enum { OPT_FS = 256, OPT_BY_INDEX, OPT_FORCE_METADATA, OPT_HELP, OPT_DURABILITY, OPT_BUCKET,
-       OPT_FS_SIZE, OPT_DISCARD };
+/* What the options of the device commands set: one struct, each table uses its part. */
+struct dev_args {
+	const char		*fs_devs;	/* --fs */
+	bool			by_index;
+	bool			force;		/* -f: what it allows is the command's */
+	bool			force_metadata;
+	bool			force_data_lost;
+	bool			no_evacuate;
+	struct mkfs_dev_opts	dev_opts;	/* device add */
+};
+
+/* The options several device commands share, once. */
+#define OPT_BY_INDEX							\
+	CMD_OPT_BOOL(0, "by-index", "the device is the member index IDX of FILESYSTEM\n" \
+		     "(for a member whose device is gone)", struct dev_args, by_index)
+#define OPT_FS								\
+	CMD_OPT_STR(0, "fs", "DEV[:DEV...]", "the devices of an unmounted filesystem", \
+		    struct dev_args, fs_devs)
+#define OPT_FORCE(_help)	CMD_OPT_BOOL('f', "force", _help, struct dev_args, force)
+#define OPT_FORCE_DEGRADED						\
+	OPT_FORCE("even if data is left with fewer copies than wanted")
+
+/* A device command's shape: @_args after [OPTION]..., at least one of them. */
+#define DEV_DEF(_name, _args, _about, _opts, _max, _no_args_msg)	\
+	{ .name = _name, .args = _args, .about = _about, .opts = _opts,	\
+	  .min_args = 1, .max_args = _max, .no_args_msg = _no_args_msg,	\
+	  .needs = CMD_NEEDS_MOUNTED, .help_col = 27 }
 
 /* The member a command works on: from DEVICE, or --by-index IDX FS. */
 struct target {
@@ -50,15 +75,15 @@ struct target {
 };
 
 static void target_open(struct target *t, bool by_index, const char *dev, const char *fs,
-			const char *fs_devs, unsigned flags, const char *usage)
+			const char *fs_devs, unsigned flags)
 {
 	if (by_index) {
 		uint64_t v;
 
 		if (parse_u64(dev, &v) || v >= 64)
-			cmd_usage_error(usage, "bad member index '%s' (0-63)", dev);
+			cmd_usage_error(NULL, "bad member index '%s' (0-63)", dev);
 		if (!fs)
-			cmd_usage_error(usage, "--by-index IDX needs the filesystem after it");
+			cmd_usage_error(NULL, "--by-index IDX needs the filesystem after it");
 		t->h = online_open(fs, flags);
 		t->idx = (unsigned)v;
 	} else {
@@ -67,15 +92,16 @@ static void target_open(struct target *t, bool by_index, const char *dev, const 
 	t->name = dev;
 }
 
-/* The one DEVICE (or IDX FILESYSTEM with --by-index) argument, opened. */
-static void target_args(struct target *t, int argc, char *argv[], bool by_index,
-			const char *fs_devs, unsigned flags, const char *usage)
+/*
+ * The one DEVICE (or IDX FILESYSTEM with --by-index) argument from
+ * argv[@first...], opened (cmd_parse() checked there are one or two).
+ */
+static void target_args(struct target *t, int argc, char *argv[], int first,
+			const struct dev_args *a, unsigned flags)
 {
-	if (argc - optind < 1)
-		cmd_usage_error(usage, "Please supply a device");
-	if (argc - optind > (by_index ? 2 : 1))
-		cmd_usage_error(usage, "too many arguments");
-	target_open(t, by_index, argv[optind], argv[optind + 1], fs_devs, flags, usage);
+	if (argc - first > (a->by_index ? 2 : 1))
+		cmd_usage_error(NULL, "too many arguments");
+	target_open(t, a->by_index, argv[first], argv[first + 1], a->fs_devs, flags);
 }
 
 static long do_ioctl(struct bch_handle *h, unsigned long nr, void *arg, const char *name)
@@ -139,21 +165,60 @@ static noreturn void too_small(const struct mkfs_opts *fs_opts, const struct mkf
 
 /* ---- device add ------------------------------------------------------------- */
 
-const char cmd_device_add_usage[] =
-"Usage: bcachefs device add [OPTION]... FILESYSTEM DEVICE\n"
+static int o_fs_size(void *p, const char *arg, struct printbuf *why)
+{
+	return mkfs_parse_fs_size(cmd_opt_typed(), arg, &((struct dev_args *)p)->dev_opts.fs_size, why);
+}
+
+static int o_bucket(void *p, const char *arg, struct printbuf *why)
+{
+	return mkfs_parse_bucket_size(cmd_opt_typed(), arg,
+				      &((struct dev_args *)p)->dev_opts.bucket_size, why);
+}
+
+static int o_discard(void *p, const char *arg, struct printbuf *why)
+{
+	((struct dev_args *)p)->dev_opts.discard = true;
+	return 0;
+}
+
+/* -t, --group and --label: the messages name --group, however it was spelt */
+static int o_group(void *p, const char *arg, struct printbuf *why)
+{
+	if (mkfs_check_group_path("--group", arg, why))
+		return -1;
+	((struct dev_args *)p)->dev_opts.group = arg;
+	return 0;
+}
+
+static int o_durability(void *p, const char *arg, struct printbuf *why)
+{
+	return mkfs_parse_durability(cmd_opt_typed(), arg,
+				     &((struct dev_args *)p)->dev_opts.durability, why);
+}
+
+static const struct cmd_opt add_opts[] = {
+	CMD_OPT_FN(0, "fs_size", "SIZE", "size of the device to use (default: all of it)",
+		   o_fs_size),
+	CMD_OPT_FN(0, "bucket", "SIZE", "bucket size", o_bucket),
+	CMD_OPT_FN(0, "discard", NULL, "issue discards", o_discard),
+	CMD_OPT_FN('t', "group", "LABEL", "disk group label of the device", o_group),
+	{ .name = "label", .arg = "LABEL", .type = OPT_FN, .fn = o_group, .hidden = true },
+	CMD_OPT_FN(0, "durability", "N", "0 (cache), 1 (default) or 2", o_durability),
+	OPT_FORCE("format even if DEVICE holds a filesystem"),
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def add_def = {
+	.name = "device add", .args = "FILESYSTEM DEVICE",
+	.about =
 "Format DEVICE and add it to FILESYSTEM (its mountpoint, a path inside it, its\n"
 "UUID, or the devices DEV[:DEV...] of an unmounted filesystem). New data may\n"
-"go to it at once.\n"
-"\n"
-"Options:\n"
-"      --fs_size=SIZE       size of the device to use (default: all of it)\n"
-"      --bucket=SIZE        bucket size\n"
-"      --discard            issue discards\n"
-"  -t, --group=LABEL        disk group label of the device\n"
-"      --durability=N       0 (cache), 1 (default) or 2\n"
-"  -f, --force              format even if DEVICE holds a filesystem\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+"go to it at once.",
+	.opts = add_opts, .max_args = 2, .needs = CMD_NEEDS_MOUNTED, .help_col = 27,
+};
 
 /* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
 static void confirm_overwrite(const char *path, const char *what)
@@ -204,74 +269,29 @@ static void refuse_own_device(struct bch_handle *h, struct bch_sb *fs_sb, const 
 
 int cmd_device_add(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "fs_size",	required_argument,	NULL, OPT_FS_SIZE },
-		{ "bucket",	required_argument,	NULL, OPT_BUCKET },
-		{ "discard",	no_argument,		NULL, OPT_DISCARD },
-		{ "group",	required_argument,	NULL, 't' },
-		{ "label",	required_argument,	NULL, 't' },
-		{ "durability",	required_argument,	NULL, OPT_DURABILITY },
-		{ "force",	no_argument,		NULL, 'f' },
-		{ "verbose",	no_argument,		NULL, 'v' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL }
-	};
 	struct printbuf err = PRINTBUF, what = PRINTBUF;
+	struct dev_args a = { 0 };
 	struct mkfs_opts opts;
 	struct mkfs_dev dev = { 0 };
 	struct bch_ioctl_disk arg = { 0 };
 	struct bch_handle *h;
 	struct bch_sb *fs_sb, *sb = NULL;
-	bool force = false;
-	int opt, ret;
+	int first, ret;
 
 	mkfs_opts_init(&opts);
-	mkfs_dev_opts_init(&dev.opts);
-	while ((opt = getopt_long(argc, argv, ":t:fvh", longopts, NULL)) != -1)
-		switch (opt) {
-		case OPT_FS_SIZE:
-			if (mkfs_parse_fs_size("--fs_size", optarg, &dev.opts.fs_size, &err))
-				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
-			break;
-		case OPT_BUCKET:
-			if (mkfs_parse_bucket_size("--bucket", optarg, &dev.opts.bucket_size, &err))
-				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
-			break;
-		case OPT_DISCARD:
-			dev.opts.discard = true;
-			break;
-		case 't':
-			if (mkfs_check_group_path("--group", optarg, &err))
-				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
-			dev.opts.group = optarg;
-			break;
-		case OPT_DURABILITY:
-			if (mkfs_parse_durability("--durability", optarg, &dev.opts.durability, &err))
-				cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_add_usage);
-		default:
-			cmd_bad_option(cmd_device_add_usage, opt, argv);
-		}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_add_usage, "Please supply a filesystem");
-	if (argc - optind < 2)
-		cmd_usage_error(cmd_device_add_usage, "Please supply a device");
-	if (argc - optind > 2)
-		cmd_usage_error(cmd_device_add_usage, "too many arguments");
+	mkfs_dev_opts_init(&a.dev_opts);
+	first = cmd_parse(&add_def, &a, argc, argv);
+	if (argc - first < 1)
+		cmd_usage_error(NULL, "Please supply a filesystem");
+	if (argc - first < 2)
+		cmd_usage_error(NULL, "Please supply a device");
+	dev.opts = a.dev_opts;
 
-	h = online_open(argv[optind], BCH_OPEN_OFFLINE_RW);
+	h = online_open(argv[first], BCH_OPEN_OFFLINE_RW);
 	fs_sb = online_read_super(h);
 
 	/* a one-device filesystem with the block and btree node sizes of ours */
-	dev.path = argv[optind + 1];
+	dev.path = argv[first + 1];
 	refuse_own_device(h, fs_sb, dev.path);
 	opts.block_size = le16_to_cpu(fs_sb->block_size);
 	opts.btree_node_size = (unsigned)BCH_SB_BTREE_NODE_SIZE(fs_sb);
@@ -289,7 +309,7 @@ int cmd_device_add(int argc, char *argv[])
 	    (ret = mkfs_build_sb(&opts, &dev, 1, &sb, &err)) ||
 	    (ret = mkfs_check(sb, 1, &err)))
 		goto fail;
-	if (!force) {
+	if (!a.force) {
 		uint8_t uuid[16];
 		unsigned idx;
 
@@ -323,31 +343,34 @@ fail:
 	free(fs_sb);
 	free(sb);
 	if (ret == -EINVAL)
-		cmd_usage_error(cmd_device_add_usage, "%s", printbuf_str(&err));
+		cmd_usage_error(NULL, "%s", printbuf_str(&err));
 	online_die("%s", printbuf_str(&err));
 }
 
 /* ---- device remove ------------------------------------------------------------- */
 
-const char cmd_device_remove_usage[] =
-"Usage: bcachefs device remove [OPTION]... DEVICE\n"
+static const struct cmd_opt remove_opts[] = {
+	OPT_FORCE("remove even if data is lost or left with fewer\n"
+		  "copies than wanted (what could not be moved)"),
+	/* the 2018 tool's; refused (losing metadata is not supported) */
+	{ .name = "force-metadata", .type = OPT_BOOL,
+	  .off = offsetof(struct dev_args, force_metadata), .hidden = true },
+	OPT_BY_INDEX,
+	CMD_OPT_BOOL(0, "no-evacuate", "do not move data first: only drop the device's\n"
+		     "copies (what the 2018 tool did)", struct dev_args, no_evacuate),
+	OPT_FS,
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def remove_def = DEV_DEF("device remove", "DEVICE",
 "   or: bcachefs device remove [OPTION]... --by-index IDX FILESYSTEM\n"
 "Move the data off a member device (as device evacuate does), then remove it\n"
 "from the filesystem: from the members and from every replicas entry.\n"
 "Refused when data would lose its last copy or a copy it should have.\n"
 "\n"
-FS_HELP
-"\n"
-"Options:\n"
-"  -f, --force              remove even if data is lost or left with fewer\n"
-"                           copies than wanted (what could not be moved)\n"
-"      --by-index           the device is the member index IDX of FILESYSTEM\n"
-"                           (for a member whose device is gone)\n"
-"      --no-evacuate        do not move data first: only drop the device's\n"
-"                           copies (what the 2018 tool did)\n"
-"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+FS_HELP, remove_opts, 2, "Please supply a device");
 
 /* Evacuate member @t->idx (read-only first, then a migrate job); the exit code. */
 static int evacuate(struct target *t, uint32_t force_flags, const char *what)
@@ -372,62 +395,19 @@ static int evacuate(struct target *t, uint32_t force_flags, const char *what)
 	return online_job_run(t->h, (int)fd, what);
 }
 
-static bool parse_target_opts(int opt, bool *by_index, const char **fs_devs)
-{
-	switch (opt) {
-	case OPT_BY_INDEX:
-		*by_index = true;
-		return true;
-	case OPT_FS:
-		*fs_devs = optarg;
-		return true;
-	default:
-		return false;
-	}
-}
-
 int cmd_device_remove(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "force",		no_argument,		NULL, 'f' },
-		{ "force-metadata",	no_argument,		NULL, OPT_FORCE_METADATA },
-		{ "by-index",		no_argument,		NULL, OPT_BY_INDEX },
-		{ "no-evacuate",	no_argument,		NULL, 'n' },
-		{ "fs",			required_argument,	NULL, OPT_FS },
-		{ "verbose",		no_argument,		NULL, 'v' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
-	};
 	struct bch_ioctl_disk arg = { .flags = BCH_BY_INDEX };
+	struct dev_args a = { 0 };
 	struct target t;
-	const char *fs_devs = NULL;
-	bool by_index = false, no_evacuate = false;
-	int opt, code;
+	int first = cmd_parse(&remove_def, &a, argc, argv), code;
 
-	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
-		if (parse_target_opts(opt, &by_index, &fs_devs))
-			continue;
-		switch (opt) {
-		case 'f':
-			arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
-			break;
-		case OPT_FORCE_METADATA:
-			arg.flags |= BCH_FORCE_IF_METADATA_LOST;
-			break;
-		case 'n':
-			no_evacuate = true;
-			break;
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_remove_usage);
-		default:
-			cmd_bad_option(cmd_device_remove_usage, opt, argv);
-		}
-	}
-	target_args(&t, argc, argv, by_index, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_remove_usage);
-	if (!no_evacuate) {
+	if (a.force)
+		arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
+	if (a.force_metadata)
+		arg.flags |= BCH_FORCE_IF_METADATA_LOST;
+	target_args(&t, argc, argv, first, &a, BCH_OPEN_OFFLINE_RW);
+	if (!a.no_evacuate) {
 		code = evacuate(&t, arg.flags, "evacuate");
 		if (code == 130)
 			exit(code);
@@ -443,91 +423,55 @@ int cmd_device_remove(int argc, char *argv[])
 
 /* ---- device online / offline ---------------------------------------------------- */
 
-const char cmd_device_online_usage[] =
-"Usage: bcachefs device online DEVICE\n"
-"Attach DEVICE, a member of a mounted filesystem that is offline, again.\n"
-"\n"
-"Options:\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+static const struct cmd_opt verbose_opts[] = {
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def online_def = DEV_DEF("device online", "DEVICE",
+"Attach DEVICE, a member of a mounted filesystem that is offline, again.",
+	verbose_opts, 1, "Please supply a device");
 
 int cmd_device_online(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "verbose",	no_argument,	NULL, 'v' },
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL }
-	};
 	struct bch_ioctl_disk arg = { 0 };
 	struct bch_handle *h;
 	unsigned idx;
-	int opt;
+	int first = cmd_parse(&online_def, NULL, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_online_usage);
-		default:
-			cmd_bad_option(cmd_device_online_usage, opt, argv);
-		}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_online_usage, "Please supply a device");
-	if (argc - optind > 1)
-		cmd_usage_error(cmd_device_online_usage, "too many arguments");
-	h = online_open_dev(argv[optind], NULL, 0, &idx);
-	arg.dev = (uint64_t)(uintptr_t)argv[optind];
+	h = online_open_dev(argv[first], NULL, 0, &idx);
+	arg.dev = (uint64_t)(uintptr_t)argv[first];
 	do_ioctl(h, BCH_IOCTL_DISK_ONLINE, &arg, "BCH_IOCTL_DISK_ONLINE");
 	online_close(h);
 	return EXIT_OK;
 }
 
-const char cmd_device_offline_usage[] =
-"Usage: bcachefs device offline [OPTION]... DEVICE\n"
+static const struct cmd_opt offline_opts[] = {
+	OPT_FORCE_DEGRADED,
+	OPT_BY_INDEX,
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def offline_def = DEV_DEF("device offline", "DEVICE",
 "   or: bcachefs device offline [OPTION]... --by-index IDX FILESYSTEM\n"
 "Detach a member device of a mounted filesystem without removing it (its\n"
-"state and data stay). Refused when data would be unavailable or degraded.\n"
-"\n"
-"Options:\n"
-"  -f, --force              even if data is left with fewer copies than wanted\n"
-"      --by-index           the device is the member index IDX of FILESYSTEM\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+"state and data stay). Refused when data would be unavailable or degraded.",
+	offline_opts, 2, "Please supply a device");
 
 int cmd_device_offline(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "force",	no_argument,	NULL, 'f' },
-		{ "by-index",	no_argument,	NULL, OPT_BY_INDEX },
-		{ "verbose",	no_argument,	NULL, 'v' },
-		{ "help",	no_argument,	NULL, 'h' },
-		{ NULL }
-	};
 	struct bch_ioctl_disk arg = { .flags = BCH_BY_INDEX };
-	const char *fs_devs = NULL;
+	struct dev_args a = { 0 };
 	struct target t;
-	bool by_index = false;
-	int opt;
+	int first = cmd_parse(&offline_def, &a, argc, argv);
 
-	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
-		if (parse_target_opts(opt, &by_index, &fs_devs))
-			continue;
-		switch (opt) {
-		case 'f':
-			arg.flags |= BCH_FORCE_IF_DEGRADED;
-			break;
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_offline_usage);
-		default:
-			cmd_bad_option(cmd_device_offline_usage, opt, argv);
-		}
-	}
-	target_args(&t, argc, argv, by_index, NULL, 0, cmd_device_offline_usage);
+	if (a.force)
+		arg.flags |= BCH_FORCE_IF_DEGRADED;
+	/* a mounted filesystem only: no --fs */
+	target_args(&t, argc, argv, first, &a, 0);
 	arg.dev = t.idx;
 	do_ioctl(t.h, BCH_IOCTL_DISK_OFFLINE, &arg, "BCH_IOCTL_DISK_OFFLINE");
 	if (t.h->msg.pos)	/* "already offline" */
@@ -538,57 +482,32 @@ int cmd_device_offline(int argc, char *argv[])
 
 /* ---- device evacuate ---------------------------------------------------------- */
 
-const char cmd_device_evacuate_usage[] =
-"Usage: bcachefs device evacuate [OPTION]... DEVICE\n"
+static const struct cmd_opt evacuate_opts[] = {
+	OPT_FORCE("set it read-only even when that leaves fewer\n"
+		  "read-write devices than the replicas wanted"),
+	OPT_BY_INDEX,
+	OPT_FS,
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def evacuate_def = DEV_DEF("device evacuate", "DEVICE",
 "   or: bcachefs device evacuate [OPTION]... --by-index IDX FILESYSTEM\n"
 "Set a member device read-only and move all its data (extents, btree nodes,\n"
 "journal) to the other devices, showing the progress. Ctrl-C stops it after\n"
 "the extent it is on; running it again finishes the work.\n"
 "\n"
-FS_HELP
-"\n"
-"Options:\n"
-"  -f, --force              set it read-only even when that leaves fewer\n"
-"                           read-write devices than the replicas wanted\n"
-"      --by-index           the device is the member index IDX of FILESYSTEM\n"
-"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+FS_HELP, evacuate_opts, 2, "Please supply a device");
 
 int cmd_device_evacuate(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "force",	no_argument,		NULL, 'f' },
-		{ "by-index",	no_argument,		NULL, OPT_BY_INDEX },
-		{ "fs",		required_argument,	NULL, OPT_FS },
-		{ "verbose",	no_argument,		NULL, 'v' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL }
-	};
-	const char *fs_devs = NULL;
+	struct dev_args a = { 0 };
 	struct target t;
-	uint32_t flags = 0;
-	bool by_index = false;
-	int opt, code;
+	int first = cmd_parse(&evacuate_def, &a, argc, argv), code;
 
-	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
-		if (parse_target_opts(opt, &by_index, &fs_devs))
-			continue;
-		switch (opt) {
-		case 'f':
-			flags |= BCH_FORCE_IF_DEGRADED;
-			break;
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_evacuate_usage);
-		default:
-			cmd_bad_option(cmd_device_evacuate_usage, opt, argv);
-		}
-	}
-	target_args(&t, argc, argv, by_index, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_evacuate_usage);
-	code = evacuate(&t, flags, "evacuate");
+	target_args(&t, argc, argv, first, &a, BCH_OPEN_OFFLINE_RW);
+	code = evacuate(&t, a.force ? BCH_FORCE_IF_DEGRADED : 0, "evacuate");
 	if (code == 130)
 		exit(code);
 	online_close(t.h);
@@ -597,22 +516,24 @@ int cmd_device_evacuate(int argc, char *argv[])
 
 /* ---- device set-state ------------------------------------------------------------ */
 
-const char cmd_device_set_state_usage[] =
-"Usage: bcachefs device set-state [OPTION]... DEVICE STATE\n"
+static const struct cmd_opt set_state_opts[] = {
+	OPT_FORCE_DEGRADED,
+	CMD_OPT_BOOL(0, "force-if-data-lost", "even if data is left with no copy at all",
+		     struct dev_args, force_data_lost),
+	OPT_BY_INDEX,
+	OPT_FS,
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def set_state_def = DEV_DEF("device set-state", "DEVICE STATE",
 "   or: bcachefs device set-state [OPTION]... --by-index IDX FILESYSTEM STATE\n"
 "Set the state of a member device: rw (readwrite), ro (readonly), failed or\n"
 "spare. Refused when it would leave data with fewer copies than wanted\n"
 "(failed, spare) or too few read-write devices for the replicas (ro).\n"
 "\n"
-FS_HELP
-"\n"
-"Options:\n"
-"  -f, --force              even if data is left with fewer copies than wanted\n"
-"      --force-if-data-lost even if data is left with no copy at all\n"
-"      --by-index           the device is the member index IDX of FILESYSTEM\n"
-"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+FS_HELP, set_state_opts, 3, "Please supply a device");
 
 static int parse_state(const char *s)
 {
@@ -628,52 +549,27 @@ static int parse_state(const char *s)
 
 int cmd_device_set_state(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "force",		no_argument,		NULL, 'f' },
-		{ "force-if-data-lost",	no_argument,		NULL, 'L' },
-		{ "by-index",		no_argument,		NULL, OPT_BY_INDEX },
-		{ "fs",			required_argument,	NULL, OPT_FS },
-		{ "verbose",		no_argument,		NULL, 'v' },
-		{ "help",		no_argument,		NULL, 'h' },
-		{ NULL }
-	};
 	struct bch_ioctl_disk_set_state arg = { .flags = BCH_BY_INDEX };
-	const char *fs_devs = NULL, *dev, *fs = NULL, *state;
+	const char *dev, *fs = NULL, *state;
+	struct dev_args a = { 0 };
 	struct target t;
-	bool by_index = false;
-	int opt, s;
+	int first = cmd_parse(&set_state_def, &a, argc, argv), s;
+	int nr = argc - first, want = a.by_index ? 3 : 2;
 
-	while ((opt = getopt_long(argc, argv, ":fvh", longopts, NULL)) != -1) {
-		if (parse_target_opts(opt, &by_index, &fs_devs))
-			continue;
-		switch (opt) {
-		case 'f':
-			arg.flags |= BCH_FORCE_IF_DEGRADED;
-			break;
-		case 'L':
-			arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
-			break;
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_set_state_usage);
-		default:
-			cmd_bad_option(cmd_device_set_state_usage, opt, argv);
-		}
-	}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_set_state_usage, "Please supply a device");
-	if (argc - optind < (by_index ? 3 : 2))
-		cmd_usage_error(cmd_device_set_state_usage, "Please supply a device state");
-	if (argc - optind > (by_index ? 3 : 2))
-		cmd_usage_error(cmd_device_set_state_usage, "too many arguments");
-	dev = argv[optind];
-	if (by_index)
-		fs = argv[optind + 1];
-	state = argv[optind + (by_index ? 2 : 1)];
+	if (a.force)
+		arg.flags |= BCH_FORCE_IF_DEGRADED;
+	if (a.force_data_lost)
+		arg.flags |= BCH_FORCE_IF_DATA_LOST | BCH_FORCE_IF_DEGRADED;
+	if (nr < want)
+		cmd_usage_error(NULL, "Please supply a device state");
+	if (nr > want)
+		cmd_usage_error(NULL, "too many arguments");
+	dev = argv[first];
+	if (a.by_index)
+		fs = argv[first + 1];
+	state = argv[first + want - 1];
 	/* the later tools' order (STATE DEVICE) too */
-	if (!by_index && parse_state(state) < 0 && parse_state(dev) >= 0) {
+	if (!a.by_index && parse_state(state) < 0 && parse_state(dev) >= 0) {
 		const char *x = dev;
 
 		dev = state;
@@ -681,9 +577,8 @@ int cmd_device_set_state(int argc, char *argv[])
 	}
 	s = parse_state(state);
 	if (s < 0)
-		cmd_usage_error(cmd_device_set_state_usage,
-				"Bad device state %s (rw, ro, failed, spare)", state);
-	target_open(&t, by_index, dev, fs, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_set_state_usage);
+		cmd_usage_error(NULL, "Bad device state %s (rw, ro, failed, spare)", state);
+	target_open(&t, a.by_index, dev, fs, a.fs_devs, BCH_OPEN_OFFLINE_RW);
 	arg.new_state = (uint8_t)s;
 	arg.dev = t.idx;
 	do_ioctl(t.h, BCH_IOCTL_DISK_SET_STATE, &arg, "BCH_IOCTL_DISK_SET_STATE");
@@ -693,58 +588,39 @@ int cmd_device_set_state(int argc, char *argv[])
 
 /* ---- device resize ------------------------------------------------------------------ */
 
-const char cmd_device_resize_usage[] =
-"Usage: bcachefs device resize [OPTION]... DEVICE [SIZE]\n"
+static const struct cmd_opt resize_opts[] = {
+	OPT_FS,
+	CMD_OPT_ONLINE_VERBOSE,
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+static const struct cmd_def resize_def = {
+	.name = "device resize", .args = "DEVICE [SIZE]",
+	.about =
 "Grow a member device to SIZE (default: the size of DEVICE now). Shrinking\n"
 "is refused.\n"
 "\n"
-FS_HELP
-"\n"
-"Options:\n"
-"      --fs DEV[:DEV...]    the devices of an unmounted filesystem\n"
-"  -v, --verbose            a refusal also names the request and its errno\n"
-"  -h, --help               display this help and exit\n";
+FS_HELP,
+	.opts = resize_opts, .min_args = 1, .max_args = 2,
+	.no_args_msg = "Please supply a device to resize", .too_many_msg = "Too many arguments",
+	.needs = CMD_NEEDS_MOUNTED, .help_col = 27,
+};
 
 int cmd_device_resize(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "fs",		required_argument,	NULL, OPT_FS },
-		{ "verbose",	no_argument,		NULL, 'v' },
-		{ "help",	no_argument,		NULL, 'h' },
-		{ NULL }
-	};
 	struct bch_ioctl_disk_resize arg = { .flags = BCH_BY_INDEX };
-	const char *fs_devs = NULL, *dev;
 	const struct bch_member *m;
+	struct dev_args a = { 0 };
 	struct bch_sb *sb;
 	struct target t;
 	uint64_t size;
-	bool by_index = false;
-	int opt;
+	int first = cmd_parse(&resize_def, &a, argc, argv);
+	const char *dev = argv[first];
 
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		if (opt == OPT_FS) {
-			fs_devs = optarg;
-			continue;
-		}
-		switch (opt) {
-		case 'v':
-			online_verbose = true;
-			break;
-		case 'h':
-			cmd_help(cmd_device_resize_usage);
-		default:
-			cmd_bad_option(cmd_device_resize_usage, opt, argv);
-		}
-	}
-	if (argc - optind < 1)
-		cmd_usage_error(cmd_device_resize_usage, "Please supply a device to resize");
-	if (argc - optind > 2)
-		cmd_usage_error(cmd_device_resize_usage, "Too many arguments");
-	dev = argv[optind];
-	if (argc - optind == 2) {
-		if (parse_size(argv[optind + 1], &size))
-			cmd_usage_error(cmd_device_resize_usage, "invalid size %s", argv[optind + 1]);
+	if (argc - first == 2) {
+		if (parse_size(argv[first + 1], &size))
+			cmd_usage_error(NULL, "invalid size %s", argv[first + 1]);
 	} else {
 		struct stat st;
 		int fd = open(dev, O_RDONLY | O_CLOEXEC);
@@ -759,7 +635,7 @@ int cmd_device_resize(int argc, char *argv[])
 		}
 		close(fd);
 	}
-	target_open(&t, by_index, dev, NULL, fs_devs, BCH_OPEN_OFFLINE_RW, cmd_device_resize_usage);
+	target_open(&t, false, dev, NULL, a.fs_devs, BCH_OPEN_OFFLINE_RW);
 	sb = online_read_super(t.h);
 	m = sb_member(sb, t.idx);
 	arg.dev = t.idx;

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "libbcachefs/dev/dev.h"
 #include "libbcachefs/tools/dump.h"
@@ -30,35 +30,40 @@
 #include "libbcachefs/dev/mounted.h"
 #include "libbcachefs/util/util.h"
 
-const char cmd_dump_usage[] =
-	"Usage: bcachefs dump [OPTION]... -o OUTPUT DEVICE...\n"
+struct dump_args {
+	struct bch_fs_opts	fo;
+	const char		*output;
+	bool			force;
+	bool			verbose;
+};
+
+static const struct cmd_opt dump_opts[] = {
+	CMD_OPT_STR('o', "output", "OUTPUT", "Output file name (required)",
+		    struct dump_args, output),
+	CMD_OPT_BOOL('f', "force", "Overwrite existing output files (regular files only)",
+		     struct dump_args, force),
+	CMD_OPT_PASSPHRASE_FILE(struct dump_args, fo),
+	CMD_OPT_BOOL('v', "verbose", "Say what each image holds", struct dump_args, verbose),
+	CMD_OPT_HELP,
+	CMD_OPT_END
+};
+
+/* the arguments are checked by cmd_dump(): -o first, then the devices */
+static const struct cmd_def dump_def = {
+	.name = "dump", .args = "-o OUTPUT DEVICE...",
+	.about =
 	"Write the metadata of a filesystem (superblocks, journal, btree nodes; never\n"
 	"file data) to qcow2 images, one per member device: OUTPUT when one device is\n"
-	"given, else OUTPUT.N for member N.\n"
-	"\n"
-	"Options:\n"
-	"  -o, --output=OUTPUT       Output file name (required)\n"
-	"  -f, --force               Overwrite existing output files (regular files only)\n"
-	"      --passphrase-file F   Read the passphrase from file F (\"-\" = stdin)\n"
-	"  -v, --verbose             Say what each image holds\n"
-	"  -h, --help                Display this help and exit\n"
-	"\n"
+	"given, else OUTPUT.N for member N.",
+	.opts = dump_opts,
+	.footer =
 	"An encrypted filesystem's metadata is copied as it is on disk (encrypted);\n"
 	"its key is needed to find the btree nodes. A damaged filesystem is dumped as\n"
 	"far as it can be read (warnings on stderr). Convert an image back with\n"
 	"`qemu-img convert -O raw OUTPUT dev.img`.\n"
 	"\n"
-	"Exit status: 0 when every image was written, 1 otherwise.\n";
-
-enum { O_passphrase_file = 256 };
-
-static const struct option longopts[] = {
-	{ "output",		required_argument,	NULL, 'o' },
-	{ "force",		no_argument,		NULL, 'f' },
-	{ "passphrase-file",	required_argument,	NULL, O_passphrase_file },
-	{ "verbose",		no_argument,		NULL, 'v' },
-	{ "help",		no_argument,		NULL, 'h' },
-	{ NULL }
+	"Exit status: 0 when every image was written, 1 otherwise.\n",
+	.needs = CMD_NEEDS_ANY, .help_col = 28,
 };
 
 /*
@@ -191,52 +196,40 @@ static void flush_mounted(const char *dev)
 
 int cmd_dump(int argc, char *argv[])
 {
-	struct bch_fs_opts fo = { .read_only = true, .degraded = true, .no_journal = true };
+	struct dump_args a = {
+		.fo = { .read_only = true, .degraded = true, .no_journal = true },
+	};
+	struct bch_fs_opts *fo = &a.fo;
 	struct out_file out[BCH_FS_MAX_DEVS];
 	struct printbuf err = PRINTBUF;
 	struct bch_dump d;
-	const char *output = NULL;
-	bool force = false, verbose = false;
+	const char *output;
+	bool force, verbose;
 	unsigned nr_online = 0, nr_out = 0;
 	struct bch_fs *c;
-	int opt, ret;
+	int first, ret;
 
 	bch_heap_tune();
-	while ((opt = getopt_long(argc, argv, ":o:fvh", longopts, NULL)) != -1)
-		switch (opt) {
-		case 'o':
-			output = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'v':
-			verbose = true;
-			break;
-		case O_passphrase_file:
-			fo.passphrase_file = optarg;
-			break;
-		case 'h':
-			cmd_help(cmd_dump_usage);
-		default:
-			cmd_bad_option(cmd_dump_usage, opt, argv);
-		}
+	first = cmd_parse(&dump_def, &a, argc, argv);
+	output = a.output;
+	force = a.force;
+	verbose = a.verbose;
 	if (!output || !*output)
-		cmd_usage_error(cmd_dump_usage, "no output file given (-o OUTPUT)");
-	if (optind >= argc)
-		cmd_usage_error(cmd_dump_usage, "no device given");
-	fo.ask_passphrase = !fo.passphrase_file;
+		cmd_usage_error(NULL, "no output file given (-o OUTPUT)");
+	if (first >= argc)
+		cmd_usage_error(NULL, "no device given");
+	fo->ask_passphrase = !fo->passphrase_file;
 
-	for (int i = optind; i < argc; i++)
+	for (int i = first; i < argc; i++)
 		if (dev_mounted_check(argv[i]) == 1) {
 			flush_mounted(argv[i]);
 			break;
 		}
 
-	ret = bch_fs_open(argv + optind, (unsigned)(argc - optind), &fo, &c, &err);
+	ret = bch_fs_open(argv + first, (unsigned)(argc - first), fo, &c, &err);
 	if (ret) {
 		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs dump: cannot open %s: %s\n", argv[optind], bch_err_str(ret));
+		fprintf(stderr, "bcachefs dump: cannot open %s: %s\n", argv[first], bch_err_str(ret));
 		printbuf_exit(&err);
 		return EXIT_FAIL;
 	}

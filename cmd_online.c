@@ -55,6 +55,12 @@ void online_close(struct bch_handle *h)
 
 bool online_verbose;
 
+int online_opt_verbose(void *opts, const char *arg, struct printbuf *why)
+{
+	online_verbose = true;
+	return 0;
+}
+
 noreturn void online_die(const char *fmt, ...)
 {
 	va_list args;

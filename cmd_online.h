@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cmd_opts.h"
 #include "libbcachefs/admin/handle.h"
 
 struct bch_sb;
@@ -24,6 +25,13 @@ void online_close(struct bch_handle *h);
 
 /* -v: the ioctl's name and errno too (online_ioctl_err()). */
 extern bool online_verbose;
+
+struct printbuf;
+/* The -v of the online commands' option tables: sets online_verbose. */
+int online_opt_verbose(void *opts, const char *arg, struct printbuf *why);
+#define CMD_OPT_ONLINE_VERBOSE						\
+	CMD_OPT_FN('v', "verbose", NULL,				\
+		   "a refusal also names the request and its errno", online_opt_verbose)
 
 /*
  * A refused or failed request, one line on stderr: "<command>: <the

@@ -19,12 +19,6 @@
 /* "bcachefs format", "mkfs.bcachefs": how messages name the running command */
 const char *bch_cmd_name = "bcachefs";
 
-noreturn void cmd_help(const char *usage)
-{
-	fputs(usage, stdout);
-	exit(EXIT_OK);
-}
-
 noreturn void cmd_usage_error(const char *usage, const char *fmt, ...)
 {
 	char *msg = NULL;

@@ -48,8 +48,6 @@ BCH_COMMANDS()
 
 /* Print the version on stdout and exit 0 (for version, -V/--version). */
 noreturn void cmd_print_version(void);
-/* Print @usage on stdout and exit 0 (for -h/--help). */
-noreturn void cmd_help(const char *usage);
 /* The command as called, for messages: "bcachefs fsck", "mkfs.bcachefs". */
 extern const char *bch_cmd_name;
 /*

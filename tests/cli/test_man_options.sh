@@ -3,7 +3,8 @@
 # sub-options of mount -o too) appears in that command's section of
 # man/bcachefs.8 (".SS <command>" up to the next section), and the man page
 # defines (a .TP entry) no option of a command that its --help does not
-# list.
+# list. A command of two words is written with a '+' ("device+add", its
+# section is .SS "device add").
 set -u
 . "$(dirname "$0")/../lib.sh"
 cd "$WORK" || exit 1
@@ -11,9 +12,12 @@ command -v python3 > /dev/null || { echo "python3 needed"; exit 77; }
 man=$TESTDIR/../../man/bcachefs.8
 [ -f "$man" ] || fail "no man page"
 
-cmds="format show-super fsck list list_journal extract mount dump migrate migrate-superblock unlock set-passphrase remove-passphrase version"
+cmds="format show-super fsck list list_journal extract mount dump migrate migrate-superblock unlock set-passphrase remove-passphrase version
+device+add device+remove device+online device+offline device+evacuate device+set-state device+resize
+data+rereplicate data+migrate data+scrub fs+usage setattr quota+report quota+set"
 for c in $cmds; do
-	"$BCACHEFS" $c --help > "help.$c" || fail "$c --help"
+	# shellcheck disable=SC2046 # the words of the command
+	"$BCACHEFS" $(echo "$c" | tr + ' ') --help > "help.$c" || fail "$c --help"
 done
 python3 - "$man" $cmds <<'PY' || fail "the man page and --help differ"
 import re, sys
@@ -23,9 +27,9 @@ man = open(sys.argv[1]).read()
 text = re.sub(r'\\f[BIRP]|\\&|\\e', '', man).replace('\\-', '-')
 sections, cur = {}, None
 for line in text.split('\n'):
-    m = re.match(r'\.S[SH] "?([^" ]+)', line)
+    m = re.match(r'\.S[SH] (?:"([^"]+)"|(\S+))', line)
     if m:
-        cur = m.group(1) if line.startswith('.SS') else None
+        cur = (m.group(1) or m.group(2)) if line.startswith('.SS') else None
         if cur:
             sections[cur] = ''
         continue
@@ -47,11 +51,12 @@ def help_options(cmd):
     return opts, sub
 
 bad = 0
-for cmd in sys.argv[2:]:
+for arg in sys.argv[2:]:
+    cmd = arg.replace('+', ' ')
     if cmd not in sections:
         print('FAIL %s: no ".SS %s" section in the man page' % (cmd, cmd)); bad = 1; continue
     body = sections[cmd]
-    opts, sub = help_options(cmd)
+    opts, sub = help_options(arg)
     for o in sorted(opts):
         if not re.search(r'(?<![\w-])' + re.escape(o) + r'(?![\w-])', body):
             print('FAIL %s: option %s of --help is not in the man page' % (cmd, o)); bad = 1
