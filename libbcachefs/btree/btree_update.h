@@ -239,6 +239,12 @@ uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev);
  */
 int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
 			  struct printbuf *err);
+/*
+ * The same, leaving @keep free buckets of @dev (copygc goes below the
+ * metadata reserve: what it writes frees more than it takes).
+ */
+int bch_fs_rw_data_bucket_keep(struct bch_fs *c, unsigned dev, uint64_t keep,
+			       uint64_t *bucket, uint8_t *gen, struct printbuf *err);
 /* The write point is done with @bucket. */
 void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket);
 /* Replicas entry {@data_type, @devs} in the superblocks now, if new (30 §7.3). */

@@ -222,6 +222,13 @@ int bch_trans_commit(struct btree_trans *t, struct printbuf *err)
 int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
 			  struct printbuf *err)
 {
+	/* the metadata reserve: a checkpoint must always find its nodes */
+	return bch_fs_rw_data_bucket_keep(c, dev, bch_fs_rw_reserve(c, dev), bucket, gen, err);
+}
+
+int bch_fs_rw_data_bucket_keep(struct bch_fs *c, unsigned dev, uint64_t keep,
+			       uint64_t *bucket, uint8_t *gen, struct printbuf *err)
+{
 	struct bch_fs_rw *rw = bch_rw_get(c);
 	struct btree_trans t;
 	uint64_t v;
@@ -229,8 +236,7 @@ int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint
 
 	if (!rw || rw->failed)
 		return -EROFS;
-	/* the metadata reserve: a checkpoint must always find its nodes */
-	if (bch_alloc_dev_free(&rw->a, dev) <= bch_fs_rw_reserve(c, dev))
+	if (bch_alloc_dev_free(&rw->a, dev) <= keep)
 		return -BCH_ERR_nospc;
 	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);
 	if (ret)
