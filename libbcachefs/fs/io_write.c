@@ -198,7 +198,42 @@ struct bch_write_point {
 	uint64_t	replicas_devs;	/* replicas entry known to be in the superblock */
 	uint8_t		*cbuf;
 	size_t		cbuf_size;
+	/*
+	 * Buckets the slots were done with during a call, closed when the
+	 * call returns: a bucket closed with none of its sectors counted yet
+	 * frees at the next durable journal entry, and the bucket allocations
+	 * of a long write commit transactions that can checkpoint (which
+	 * writes entries), so it could be taken again under the data of the
+	 * same call. From the return to the caller's commit of the keys
+	 * nothing is written to the journal (the keys then land in the entry
+	 * the close waits for, and count their sectors).
+	 */
+	struct {
+		unsigned	dev;
+		uint64_t	bucket;
+	}		*retired;
+	size_t		nr_retired, size_retired;
 };
+
+/* Slot @s is done with its bucket: closed at the end of the call (see above). */
+static void wp_retire(struct bch_write_point *wp, struct wp_slot *s)
+{
+	if (wp->nr_retired == wp->size_retired) {
+		wp->size_retired = wp->size_retired ? 2 * wp->size_retired : 8;
+		wp->retired = xrealloc(wp->retired, wp->size_retired * sizeof(*wp->retired));
+	}
+	wp->retired[wp->nr_retired].dev = s->dev;
+	wp->retired[wp->nr_retired].bucket = s->bucket;
+	wp->nr_retired++;
+	s->open = false;
+}
+
+static void wp_release(struct bch_fs *c, struct bch_write_point *wp)
+{
+	for (size_t i = 0; i < wp->nr_retired; i++)
+		bch_fs_rw_data_bucket_close(c, wp->retired[i].dev, wp->retired[i].bucket);
+	wp->nr_retired = 0;
+}
 
 static int pend_issue(struct bch_fs *c, struct wp_pending *p, struct printbuf *err)
 {
@@ -273,6 +308,9 @@ void bch_write_point_free(struct bch_fs *c, struct bch_write_point *wp)
 	for (unsigned i = 0; i < wp->nr; i++)
 		if (wp->s[i].open && c)
 			bch_fs_rw_data_bucket_close(c, wp->s[i].dev, wp->s[i].bucket);
+	if (c)
+		wp_release(c, wp);
+	free(wp->retired);
 	free(wp->cbuf);
 	free(wp);
 }
@@ -370,8 +408,7 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 		if (!s->open)
 			continue;
 		if (durability >= o->nr_replicas) {
-			bch_fs_rw_data_bucket_close(c, s->dev, s->bucket);
-			s->open = false;
+			wp_retire(wp, s);
 		} else {
 			durability += a->devs[s->dev]->durability;
 		}
@@ -389,10 +426,8 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 		while (!s->open || s->used >= s->bucket_size) {
 			unsigned dev = 0;
 
-			if (s->open) {
-				bch_fs_rw_data_bucket_close(c, s->dev, s->bucket);
-				s->open = false;
-			}
+			if (s->open)
+				wp_retire(wp, s);
 			ret = wp_pick_dev(c, wp, i, o->foreground_target, full, &dev);
 			if (ret)
 				break;
@@ -421,10 +456,8 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 	}
 	/* the slots used are [0, i) */
 	for (unsigned j = i; j < wp->nr; j++)
-		if (wp->s[j].open) {
-			bch_fs_rw_data_bucket_close(c, wp->s[j].dev, wp->s[j].bucket);
-			wp->s[j].open = false;
-		}
+		if (wp->s[j].open)
+			wp_retire(wp, &wp->s[j]);
 	wp->nr = i;
 	if (!wp->nr) {
 		pr_str(err, "no space left for data on any device\n");
@@ -445,9 +478,9 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 	return 0;
 }
 
-int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_t inum,
-			  uint64_t start, uint8_t *data, uint64_t sectors,
-			  struct bulk_keys *keys, struct printbuf *err)
+static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_t inum,
+			     uint64_t start, uint8_t *data, uint64_t sectors,
+			     struct bulk_keys *keys, struct printbuf *err)
 {
 	struct bch_write_point *wp;
 	uint64_t done = 0;
@@ -518,4 +551,15 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 	}
 	ret = wp_flush(c, wp, err);
 	return ret ? ret : (int64_t)done;
+}
+
+int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_t inum,
+			  uint64_t start, uint8_t *data, uint64_t sectors,
+			  struct bulk_keys *keys, struct printbuf *err)
+{
+	int64_t n = write_extents(c, o, inum, start, data, sectors, keys, err);
+
+	if (c->wp)
+		wp_release(c, c->wp);
+	return n;
 }
