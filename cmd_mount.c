@@ -31,6 +31,7 @@
 #include "libbcachefs/btree/btree_update.h"
 #include "libbcachefs/core/integrity.h"
 #include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/copygc.h"
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
@@ -112,6 +113,15 @@ static void mount_log(void *arg, const char *msg)
 {
 	if (log_to_syslog)
 		syslog(LOG_ERR, "%s: %s", (const char *)arg, msg);
+	else
+		fprintf(stderr, "bcachefs mount: %s: %s\n", (const char *)arg, msg);
+}
+
+/* What --verbose reports while mounted (the copygc passes): informational. */
+static void mount_info(void *arg, const char *msg)
+{
+	if (log_to_syslog)
+		syslog(LOG_INFO, "%s: %s", (const char *)arg, msg);
 	else
 		fprintf(stderr, "bcachefs mount: %s: %s\n", (const char *)arg, msg);
 }
@@ -348,6 +358,7 @@ int cmd_mount(int argc, char *argv[])
 	struct bch_fuse *bf = NULL;
 	struct bch_admin *adm = NULL;
 	struct bch_ctl *ctl = NULL;
+	struct bch_copygc_thread *gc = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
@@ -582,10 +593,16 @@ int cmd_mount(int argc, char *argv[])
 		mount_log(bo.log_arg, msg);
 	}
 
+	/* the copying GC (fs/copygc.h): a thread, so after daemonizing */
+	if (bo.rw)
+		gc = bch_copygc_start(c, fo.verbose ? mount_info : NULL, (void *)printbuf_str(&fsname));
+
 	ret = fuse_session_loop(se);
 	/* no more requests; the data jobs stop after their current extent */
 	bch_ctl_stop(ctl);
 	ctl = NULL;
+	bch_copygc_stop(gc);
+	gc = NULL;
 	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
 	if (ret < 0) {
 		char msg[160];
@@ -600,6 +617,7 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out:
+	bch_copygc_stop(gc);
 	if (se)
 		fuse_session_destroy(se);
 	if (bf && bch_fuse_stop(bf, &err)) {
@@ -634,6 +652,10 @@ out:
 		bch_fuse_read_ahead_stats(bf, &nr_done, &nr_taken, &nr_served);
 		fprintf(stderr, "read ahead: %lu regions read, %lu reads served from them, %lu taken over\n",
 			nr_done, nr_served, nr_taken);
+		if (c && bo.rw)
+			fprintf(stderr, "copygc: %" PRIu64 " passes, %" PRIu64 " buckets emptied, %" PRIu64
+				" extents (%" PRIu64 " sectors) moved\n", c->copygc.passes,
+				c->copygc.buckets, c->copygc.extents, c->copygc.sectors);
 	}
 	bch_fuse_free(bf);
 	/* after the read-ahead worker: it may hold a device taken out (admin.h) */

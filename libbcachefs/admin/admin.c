@@ -22,6 +22,7 @@
 #include "btree/btree_update.h"
 #include "admin/ctl_proto.h"
 #include "admin/data_job.h"
+#include "fs/copygc.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "bkey/extents.h"
@@ -597,6 +598,8 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		break;
 	case BCH_CTL_SPACE:
 		ret = bch_fs_usage_space(c, &out->msg);
+		if (!ret)
+			bch_copygc_text(c, &out->msg);
 		break;
 	case BCH_CTL_JOURNAL_FLUSH:
 		ret = bch_journal_flush(c, &out->msg);	/* nothing to do read-only */

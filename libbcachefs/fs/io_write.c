@@ -18,6 +18,7 @@
 #include "format/format.h"
 #include "core/bch_fs.h"
 #include "bkey/inode.h"
+#include "fs/copygc.h"
 #include "fs/io_write.h"
 #include "dev/super.h"
 #include "util/util.h"
@@ -170,6 +171,9 @@ unsigned bch_extent_value(const struct bch_encoded *e, const struct bch_extent_p
 	}
 	return n * 8;
 }
+
+/* Rounds of copygc a write waits for before it gives up with ENOSPC. */
+#define WRITE_ROOM_TRIES	64
 
 /* ---- the write point ----------------------------------------------------- */
 
@@ -483,6 +487,8 @@ static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint
 			     struct bulk_keys *keys, struct printbuf *err)
 {
 	struct bch_write_point *wp;
+	struct printbuf nospc = PRINTBUF;
+	unsigned room_tries = 0;
 	uint64_t done = 0;
 	size_t need;
 	int ret;
@@ -515,16 +521,32 @@ static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint
 		uint64_t space;
 		unsigned i;
 
-		ret = wp_space(c, wp, o, &space, err);
+		ret = wp_space(c, wp, o, &space, &nospc);
+		/*
+		 * No free bucket: emptied buckets waiting for the journal, or
+		 * fragmented ones copygc can empty, come free first (each
+		 * round frees at least a bucket, or says there is none)
+		 */
+		if (ret == -BCH_ERR_nospc && room_tries < WRITE_ROOM_TRIES &&
+		    bch_copygc_make_room(c, err)) {
+			room_tries++;
+			printbuf_reset(&nospc);
+			continue;
+		}
 		if (ret) {
 			int r = wp_flush(c, wp, err);
 
+			if (err)
+				pr_str(err, printbuf_str(&nospc));
+			printbuf_exit(&nospc);
 			return r ? r : done ? (int64_t)done : ret;
 		}
+		printbuf_reset(&nospc);
 		ret = bch_extent_encode(c, o, data, sectors - done, space, wp->cbuf,
 					o->encrypted ? bch_fs_rw_key_version(c) : 0, &e, err);
 		if (ret) {
 			wp_drop(wp);	/* nothing of this call is committed */
+			printbuf_exit(&nospc);
 			return ret;
 		}
 		for (i = 0; i < wp->nr; i++) {
@@ -534,6 +556,7 @@ static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint
 			ret = wp_queue(c, wp, i, e.payload, e.out, sector, err);
 			if (ret) {
 				wp_drop(wp);
+				printbuf_exit(&nospc);
 				return ret;
 			}
 			ptrs[i] = (struct bch_extent_ptr_unpacked) {
@@ -549,6 +572,7 @@ static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint
 		data += e.in * 512;
 		done += e.in;
 	}
+	printbuf_exit(&nospc);
 	ret = wp_flush(c, wp, err);
 	return ret ? ret : (int64_t)done;
 }
