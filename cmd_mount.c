@@ -33,6 +33,7 @@
 #include "libbcachefs/util/errcode.h"
 #include "libbcachefs/fs/copygc.h"
 #include "libbcachefs/fs/fs.h"
+#include "libbcachefs/fs/rebalance.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/dev/mounted.h"
@@ -359,6 +360,7 @@ int cmd_mount(int argc, char *argv[])
 	struct bch_admin *adm = NULL;
 	struct bch_ctl *ctl = NULL;
 	struct bch_copygc_thread *gc = NULL;
+	struct bch_rebalance_thread *rb = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
@@ -594,8 +596,11 @@ int cmd_mount(int argc, char *argv[])
 	}
 
 	/* the copying GC (fs/copygc.h): a thread, so after daemonizing */
-	if (bo.rw)
+	if (bo.rw) {
 		gc = bch_copygc_start(c, fo.verbose ? mount_info : NULL, (void *)printbuf_str(&fsname));
+		rb = bch_rebalance_start(c, fo.verbose ? mount_info : NULL,
+					 (void *)printbuf_str(&fsname));
+	}
 
 	ret = fuse_session_loop(se);
 	/* no more requests; the data jobs stop after their current extent */
@@ -603,6 +608,8 @@ int cmd_mount(int argc, char *argv[])
 	ctl = NULL;
 	bch_copygc_stop(gc);
 	gc = NULL;
+	bch_rebalance_stop(rb);
+	rb = NULL;
 	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
 	if (ret < 0) {
 		char msg[160];
@@ -618,6 +625,7 @@ out_signals:
 	fuse_remove_signal_handlers(se);
 out:
 	bch_copygc_stop(gc);
+	bch_rebalance_stop(rb);
 	if (se)
 		fuse_session_destroy(se);
 	if (bf && bch_fuse_stop(bf, &err)) {

@@ -124,6 +124,15 @@ struct bch_copygc_stats {
 	bool			thread;		/* the mount's copygc thread runs */
 };
 
+/* What rebalance did since the open (fs/rebalance.c; fs usage). */
+struct bch_rebalance_stats {
+	uint64_t		passes;
+	uint64_t		extents;	/* extents moved to their background target */
+	uint64_t		sectors;	/* sectors written */
+	uint64_t		errors;
+	bool			thread;		/* the mount's rebalance thread runs */
+};
+
 struct bch_fs {
 	struct bch_fs_opts	opts;
 	/*
@@ -184,6 +193,7 @@ struct bch_fs {
 
 	struct bch_fs_integrity	integ;		/* core/integrity.h */
 	struct bch_copygc_stats	copygc;
+	struct bch_rebalance_stats rebalance;
 };
 
 /* Is member @i here (its device open)? */

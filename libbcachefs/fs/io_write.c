@@ -319,8 +319,7 @@ void bch_write_point_free(struct bch_fs *c, struct bch_write_point *wp)
 	free(wp);
 }
 
-/* Is device @dev in target @target (0: every device)? */
-static bool dev_in_target(struct bch_fs *c, unsigned dev, unsigned target)
+bool bch_dev_in_target(struct bch_fs *c, unsigned dev, unsigned target)
 {
 	const struct bch_member *m;
 	unsigned g, depth;
@@ -349,7 +348,7 @@ static bool dev_usable(struct bch_fs *c, const struct bch_allocator *a, unsigned
 	const struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
 
 	return d && d->present && d->state == BCH_MEMBER_STATE_RW && d->durability &&
-	       (d->data_allowed & (1U << BCH_DATA_USER)) && dev_in_target(c, dev, target);
+	       (d->data_allowed & (1U << BCH_DATA_USER)) && bch_dev_in_target(c, dev, target);
 }
 
 /*
