@@ -231,7 +231,7 @@ static struct copygc_usage {
 /* What rebalance did (the rebalance_* lines; have = its thread runs). */
 static struct rebalance_usage {
 	bool		have;
-	uint64_t	passes, extents, sectors, errors;
+	uint64_t	passes, extents, recompressed, sectors, errors;
 } rbu;
 
 static void rebalance_read(const char *msg, struct rebalance_usage *r)
@@ -239,6 +239,7 @@ static void rebalance_read(const char *msg, struct rebalance_usage *r)
 	static const struct { const char *name; size_t off; } f[] = {
 		{ "rebalance_passes",	offsetof(struct rebalance_usage, passes) },
 		{ "rebalance_extents",	offsetof(struct rebalance_usage, extents) },
+		{ "rebalance_recompressed", offsetof(struct rebalance_usage, recompressed) },
 		{ "rebalance_sectors",	offsetof(struct rebalance_usage, sectors) },
 		{ "rebalance_errors",	offsetof(struct rebalance_usage, errors) },
 	};
@@ -266,8 +267,10 @@ static void print_rebalance_text(struct printbuf *out, const struct rebalance_us
 	if (!r->have || !r->passes)
 		return;
 	pr_str(out, "\nRebalance since mounted:\n");
-	pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents moved to their target:", r->extents);
-	pr_buf(out, "  %-34s", "data moved:");
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents moved to their target:",
+	       r->extents - r->recompressed);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents compressed:", r->recompressed);
+	pr_buf(out, "  %-34s", "data written:");
 	col(out, r->sectors, 12);
 	pr_buf(out, "\n  %-34s%12" PRIu64 "\n", "passes:", r->passes);
 	if (r->errors)
@@ -279,8 +282,9 @@ static void print_rebalance_json(struct json *j, const struct rebalance_usage *r
 	if (!r->have)
 		return;
 	json_obj_begin(j, "rebalance");
-	json_u64(j, "extents_moved", r->extents);
-	json_u64(j, "bytes_moved", r->sectors << 9);
+	json_u64(j, "extents_moved", r->extents - r->recompressed);
+	json_u64(j, "extents_compressed", r->recompressed);
+	json_u64(j, "bytes_written", r->sectors << 9);
 	json_u64(j, "passes", r->passes);
 	json_u64(j, "extents_not_moved", r->errors);
 	json_obj_end(j);

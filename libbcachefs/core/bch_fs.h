@@ -127,7 +127,8 @@ struct bch_copygc_stats {
 /* What rebalance did since the open (fs/rebalance.c; fs usage). */
 struct bch_rebalance_stats {
 	uint64_t		passes;
-	uint64_t		extents;	/* extents moved to their background target */
+	uint64_t		extents;	/* extents rewritten (moved or compressed) */
+	uint64_t		recompressed;	/* of which compressed (background_compression) */
 	uint64_t		sectors;	/* sectors written */
 	uint64_t		errors;
 	bool			thread;		/* the mount's rebalance thread runs */

@@ -361,6 +361,39 @@ int bch_move_update(struct bch_mover *m, struct btree_trans *t, const struct bke
 	return 0;
 }
 
+int bch_move_replace(struct bch_mover *m, struct btree_trans *t, const struct bkey_ref *k,
+		     const struct bkey_h *nk, const void *v, unsigned bytes,
+		     struct printbuf *err)
+{
+	struct bkey_ref r = { .k = *nk, .v = v, .v_bytes = bytes };
+	uint64_t devs;
+	unsigned nr;
+	int ret;
+
+	if (!bch_move_key_unchanged(m->c, k))
+		return -EAGAIN;
+	devs = bch_extent_dirty_devs(&r, &nr);
+	if (!nr || nr > BCH_REPLICAS_ENTRY_DEVS_MAX) {
+		pr_buf(err, "the new extent would have %u copies", nr);
+		return -E2BIG;
+	}
+	ret = bch_fs_rw_replicas_mark(m->c, BCH_DATA_USER, devs, err);
+	if (ret)
+		return ret;
+	bch_trans_update(t, BTREE_ID_EXTENTS, nk, v, bytes);
+	return 0;
+}
+
+uint8_t *bch_mover_buf(struct bch_mover *m, size_t bytes)
+{
+	if (m->buf_size < bytes) {
+		free(m->buf);
+		m->buf = xmalloc(bytes);
+		m->buf_size = bytes;
+	}
+	return m->buf;
+}
+
 int bch_move_commit(struct bch_mover *m, const struct bkey_ref *k,
 		    const struct bch_move_drop *drop, const struct bch_extent_crc_unpacked *crc,
 		    const struct bch_extent_ptr_unpacked *new, unsigned nr_new,

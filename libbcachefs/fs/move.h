@@ -141,6 +141,17 @@ int bch_move_update(struct bch_mover *m, struct btree_trans *t, const struct bke
 		    const struct bch_move_drop *drop, const struct bch_extent_crc_unpacked *crc,
 		    const struct bch_extent_ptr_unpacked *new, unsigned nr_new,
 		    struct printbuf *err);
+/*
+ * Add to @t key @nk with value @v (@bytes) in place of extent @k (a new
+ * encoding of the same data: rebalance's recompression), its replicas
+ * entry first. -EAGAIN when @k is not the key in the btree any more.
+ */
+int bch_move_replace(struct bch_mover *m, struct btree_trans *t, const struct bkey_ref *k,
+		     const struct bkey_h *nk, const void *v, unsigned bytes,
+		     struct printbuf *err);
+/* m->buf, at least @bytes long (its contents are lost when it grows). */
+uint8_t *bch_mover_buf(struct bch_mover *m, size_t bytes);
+
 /* bch_move_update() as a transaction of its own, committed. */
 int bch_move_commit(struct bch_mover *m, const struct bkey_ref *k,
 		    const struct bch_move_drop *drop, const struct bch_extent_crc_unpacked *crc,

@@ -21,6 +21,7 @@
 #include "btree/btree_update.h"
 #include "core/bch_fs.h"
 #include "format/format.h"
+#include "fs/io_read.h"
 #include "fs/io_write.h"
 #include "fs/fsread.h"
 #include "fs/move.h"
@@ -34,13 +35,79 @@
 #define RB_TRANS_KEYS		64
 #define RB_DUTY			3
 
+/*
+ * Extents found not to compress (hashes of position, version and
+ * checksum): not tried again while the mount lasts. The 2018 format has
+ * no mark for them on disk.
+ */
+struct rb_seen {
+	uint64_t		*h;
+	size_t			size, nr;
+};
+
+static uint64_t rb_hash(const struct bkey_ref *k, const struct bch_extent_crc_unpacked *crc)
+{
+	uint64_t h = k->k.p.inode * 0x9e3779b97f4a7c15ULL ^ k->k.p.offset * 0xc2b2ae3d27d4eb4fULL ^
+		     k->k.size * 0x165667b19e3779f9ULL ^ k->k.version_lo ^ crc->csum_lo;
+
+	return h ?: 1;
+}
+
+static bool rb_seen_has(const struct rb_seen *s, uint64_t h)
+{
+	if (!s || !s->size)
+		return false;
+	for (size_t i = h & (s->size - 1);; i = (i + 1) & (s->size - 1)) {
+		if (!s->h[i])
+			return false;
+		if (s->h[i] == h)
+			return true;
+	}
+}
+
+static void rb_seen_add(struct rb_seen *s, uint64_t h)
+{
+	if (!s || rb_seen_has(s, h))
+		return;
+	if (2 * (s->nr + 1) > s->size) {
+		struct rb_seen n = { .size = s->size ? 2 * s->size : 1024 };
+
+		/* bounded: past 4M entries it starts over */
+		if (n.size > (4U << 20))
+			n.size = 1024;
+		n.h = xcalloc(n.size, sizeof(*n.h));
+		for (size_t i = 0; n.size > s->size && i < s->size; i++)
+			if (s->h[i]) {
+				size_t j = s->h[i] & (n.size - 1);
+
+				while (n.h[j])
+					j = (j + 1) & (n.size - 1);
+				n.h[j] = s->h[i];
+				n.nr++;
+			}
+		free(s->h);
+		*s = n;
+	}
+	for (size_t i = h & (s->size - 1);; i = (i + 1) & (s->size - 1))
+		if (!s->h[i]) {
+			s->h[i] = h;
+			s->nr++;
+			return;
+		}
+}
+
 struct rb_pass {
 	struct bch_fs		*c;
 	struct bch_mover	m;
-	/* the background target of the inode last looked at */
+	struct rb_seen		*incompressible;	/* may be NULL */
+	/* the options of the inode last looked at */
 	uint64_t		inum;
 	unsigned		target;
+	unsigned		compression;	/* on-disk type wanted in the background, 0 none */
+	struct bch_inode_unpacked inode;
+	bool			have_inode;
 	bool			inum_valid;
+	uint64_t		recompressed;
 	uint64_t		extents, sectors, errors;
 	bool			full;		/* a target had no room: the pass ended */
 	struct printbuf		first_error;
@@ -48,7 +115,8 @@ struct rb_pass {
 
 bool bch_rebalance_wanted(struct bch_fs *c)
 {
-	return BCH_SB_BACKGROUND_TARGET(c->sb) != 0;
+	return BCH_SB_BACKGROUND_TARGET(c->sb) != 0 ||
+	       BCH_SB_BACKGROUND_COMPRESSION_TYPE(c->sb) != 0;
 }
 
 /* The background target of inode @inum: its option, else the filesystem's. */
@@ -57,13 +125,23 @@ static unsigned rb_target(struct rb_pass *p, uint64_t inum)
 	struct bch_inode_unpacked u;
 	struct printbuf ignore = PRINTBUF;
 
+	unsigned compr;
+
 	if (p->inum_valid && p->inum == inum)
 		return p->target;
 	p->inum = inum;
 	p->inum_valid = true;
 	p->target = (unsigned)BCH_SB_BACKGROUND_TARGET(p->c->sb);
-	if (!bch_inode_get(p->c, inum, &u, &ignore) && u.bi_background_target)
-		p->target = u.bi_background_target - 1U;
+	compr = (unsigned)BCH_SB_BACKGROUND_COMPRESSION_TYPE(p->c->sb);
+	p->have_inode = !bch_inode_get(p->c, inum, &u, &ignore);
+	if (p->have_inode) {
+		p->inode = u;
+		if (u.bi_background_target)
+			p->target = u.bi_background_target - 1U;
+		if (u.bi_background_compression)
+			compr = u.bi_background_compression - 1U;
+	}
+	p->compression = bch_compression_opt_to_type(compr);
 	printbuf_exit(&ignore);
 	return p->target;
 }
@@ -164,6 +242,112 @@ out:
 	return ret;
 }
 
+/*
+ * Extent @k, not compressed as its background compression says: its data
+ * read and decoded, encoded anew (compressed, encrypted with a new
+ * version, checksummed) and written with as many copies as it has dirty
+ * ones, on their devices when they have room, then the key replaced (if
+ * unchanged). Data that does not compress is left as it is (and not
+ * tried again while the mount lasts). 0, or an error that ends the pass.
+ */
+static int rb_recompress(struct rb_pass *p, struct btree_trans *t, const struct bkey_ref *k)
+{
+	struct bch_fs *c = p->c;
+	struct bch_extent_ptr_unpacked new[BCH_REPLICAS_MAX];
+	struct extent_ptr_decoded ptr, first = { 0 };
+	struct extent_ptr_iter it;
+	struct printbuf why = PRINTBUF;
+	struct bch_io_opts o;
+	struct bch_encoded e;
+	struct bkey_h nk = k->k;
+	uint64_t v[BKEY_EXTENT_VAL_U64s_MAX], new_devs = 0;
+	unsigned devs[BCH_REPLICAS_MAX], nr_dirty = 0, nr_new = 0, bytes;
+	uint8_t *buf = NULL, *cbuf = NULL;
+	int ret = 0;
+
+	rb_target(p, k->k.p.inode);
+	if (!p->compression)
+		return 0;
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &ptr) > 0)
+		if (!ptr.ptr.cached && !bch_move_ptr_stale(c, &ptr.ptr) && nr_dirty < BCH_REPLICAS_MAX) {
+			if (!nr_dirty)
+				first = ptr;
+			devs[nr_dirty++] = ptr.ptr.dev;
+		}
+	if (!nr_dirty ||
+	    (first.crc.entry_type >= 0 && first.crc.compression_type == p->compression) ||
+	    rb_seen_has(p->incompressible, rb_hash(k, &first.crc)))
+		return 0;
+	bch_io_opts_get(c, p->have_inode ? &p->inode : NULL, &o);
+	o.compression_type = p->compression;
+	if (!k->k.size || k->k.size > o.extent_max || k->k.size > BCH_READ_ENCODED_MAX_SECTORS)
+		return 0;
+	buf = xmalloc((size_t)k->k.size << 9);
+	cbuf = xmalloc(((size_t)k->k.size << 9) + (size_t)o.block_sectors * 512);
+	ret = bch_read_extent(c, k, 0, k->k.size, buf, NULL, &why);
+	if (ret) {
+		rb_error(p, "inode %" PRIu64 " at byte %" PRIu64 ": cannot read it to compress (%s)",
+			 k->k.p.inode, (k->k.p.offset - k->k.size) << 9, printbuf_str(&why));
+		ret = 0;
+		goto out;
+	}
+	ret = bch_extent_encode(c, &o, buf, k->k.size, k->k.size, cbuf,
+				o.encrypted ? bch_fs_rw_key_version(c) : 0, &e, &why);
+	if (ret)
+		goto out;
+	if (e.in != k->k.size || !e.crc.compression_type) {
+		rb_seen_add(p->incompressible, rb_hash(k, &first.crc));
+		goto out;
+	}
+	memcpy(bch_mover_buf(&p->m, e.out << 9), e.payload, e.out << 9);
+	for (unsigned j = 0; j < nr_dirty; j++) {
+		ret = bch_move_write(&p->m, (unsigned)e.out, ~(1ULL << devs[j]) | new_devs,
+				     &new[nr_new], &why);
+		if (ret == -BCH_ERR_nospc)
+			ret = bch_move_write(&p->m, (unsigned)e.out, new_devs, &new[nr_new], &why);
+		if (ret)
+			break;
+		new_devs |= 1ULL << new[nr_new].dev;
+		nr_new++;
+	}
+	/* never fewer copies than it had: the copies written are left unreferenced */
+	if (ret == -BCH_ERR_nospc) {
+		p->full = true;
+		goto out;
+	}
+	if (ret)
+		goto out;
+	if (e.version_lo) {
+		/* encrypted anew: the nonce is made of the new version */
+		nk.version_lo = e.version_lo;
+		nk.version_hi = 0;
+	}
+	bytes = bch_extent_value(&e, new, nr_new, v);
+	ret = bch_move_replace(&p->m, t, k, &nk, v, bytes, &why);
+	if (ret == -EAGAIN) {
+		ret = 0;
+		goto out;
+	}
+	if (ret) {
+		rb_error(p, "inode %" PRIu64 " at byte %" PRIu64 ": %s", k->k.p.inode,
+			 (k->k.p.offset - k->k.size) << 9, printbuf_str(&why));
+		ret = ret == -E2BIG || ret == -EINVAL ? 0 : ret;
+		goto out;
+	}
+	p->recompressed++;
+	p->extents++;
+	p->sectors += e.out * nr_new;
+	c->rebalance.extents++;
+	c->rebalance.recompressed++;
+	c->rebalance.sectors += e.out * nr_new;
+out:
+	free(buf);
+	free(cbuf);
+	printbuf_exit(&why);
+	return ret;
+}
+
 /* One chunk of the walk from *@pos, engine lock held (see copygc.c). */
 static int rb_chunk(struct rb_pass *p, struct bpos_h *pos, bool locked, bool *done)
 {
@@ -197,7 +381,12 @@ static int rb_chunk(struct rb_pass *p, struct bpos_h *pos, bool locked, bool *do
 
 			memcpy(val, k->v, k->v_bytes);
 			copy.v = val;
+			size_t before = t.nr;
+
 			ret = rb_key(p, &t, &copy);
+			/* moved to its target, or else compressed as it should be */
+			if (!ret && !p->full && t.nr == before)
+				ret = rb_recompress(p, &t, &copy);
 			if (ret || p->full)
 				break;
 			if (t.nr >= RB_TRANS_KEYS) {
@@ -293,6 +482,7 @@ struct bch_rebalance_thread {
 	atomic_bool		stop;
 	void			(*log)(void *arg, const char *msg);
 	void			*log_arg;
+	struct rb_seen		incompressible;
 };
 
 static void rb_wait(struct bch_rebalance_thread *t, unsigned ms)
@@ -322,7 +512,7 @@ static void *rb_thread_fn(void *arg)
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	while (!atomic_load(&t->stop)) {
-		struct rb_pass p = { .c = c };
+		struct rb_pass p = { .c = c, .incompressible = &t->incompressible };
 		struct bch_rw_stats s = { 0 };
 		uint64_t t0;
 		bool wanted;
@@ -342,10 +532,12 @@ static void *rb_thread_fn(void *arg)
 		if (t->log && (p.extents || p.errors || ret < 0)) {
 			struct printbuf msg = PRINTBUF;
 
-			pr_buf(&msg, "rebalance: moved %" PRIu64 " extents (", p.extents);
+			pr_buf(&msg, "rebalance: rewrote %" PRIu64 " extents (", p.extents);
 			pr_human_sectors(&msg, (int64_t)p.sectors);
-			pr_buf(&msg, ") to their background target, %" PRIu64 " ms%s", 
-			       (bch_now_ns() - t0) / 1000000, p.full ? ", the target is full" : "");
+			pr_buf(&msg, " written): %" PRIu64 " moved to their background target, %"
+			       PRIu64 " compressed, %" PRIu64 " ms%s", p.extents - p.recompressed,
+			       p.recompressed, (bch_now_ns() - t0) / 1000000,
+			       p.full ? ", out of room" : "");
 			if (p.errors)
 				pr_buf(&msg, "; %" PRIu64 " not moved: %s", p.errors,
 				       printbuf_str(&p.first_error));
@@ -409,6 +601,7 @@ void bch_rebalance_stop(struct bch_rebalance_thread *t)
 	bch_fs_unlock(t->c);
 	pthread_mutex_destroy(&t->lock);
 	pthread_cond_destroy(&t->cond);
+	free(t->incompressible.h);
 	free(t);
 }
 
@@ -417,6 +610,7 @@ void bch_rebalance_text(struct bch_fs *c, struct printbuf *out)
 	const struct bch_rebalance_stats *s = &c->rebalance;
 
 	pr_buf(out, "rebalance_thread %u\nrebalance_passes %" PRIu64 "\nrebalance_extents %" PRIu64
-	       "\nrebalance_sectors %" PRIu64 "\nrebalance_errors %" PRIu64 "\n",
-	       s->thread ? 1 : 0, s->passes, s->extents, s->sectors, s->errors);
+	       "\nrebalance_recompressed %" PRIu64 "\nrebalance_sectors %" PRIu64
+	       "\nrebalance_errors %" PRIu64 "\n", s->thread ? 1 : 0, s->passes, s->extents,
+	       s->recompressed, s->sectors, s->errors);
 }

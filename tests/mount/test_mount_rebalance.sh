@@ -6,6 +6,10 @@
 # rebalance did, fsck -f -n is clean, and after a remount the data is
 # still on the hdd and right. A file written with rebalance off
 # (BCH_REBALANCE=0) stays on the ssd: the move is rebalance's.
+# background_compression (zstd; lz4 on an encrypted filesystem): text
+# written uncompressed is compressed in the background (its size on disk
+# falls under three quarters of its size), random data is left as it is, the files
+# read back the same (also extracted offline), fsck is clean.
 . "$TESTDIR/../lib.sh"
 fuse_mount_setup
 
@@ -51,7 +55,7 @@ echo "rebalance on: ssd $1 hdd $2, $3 extents moved"
 [ "$3" -gt 0 ] || fail "fs usage: rebalance moved nothing"
 cmp data1 "$mnt/f1" && cmp data2 "$mnt/f2" || fail "the files changed"
 unmount_fg r > /dev/null
-grep -q "rebalance: moved" r.log || fail "the --verbose log has no rebalance pass"
+grep -q "rebalance: rewrote .* moved to their background target" r.log || fail "the --verbose log has no rebalance pass"
 "$BCACHEFS" fsck -f -n s.img h.img > fsck.out 2>&1 || { cat fsck.out; fail "fsck -f -n"; }
 
 mount_fg a s.img:h.img
@@ -59,4 +63,35 @@ set -- $(where again)
 [ "$1" = 0 ] && [ "$2" -ge 15728640 ] || fail "after a remount: ssd $1 hdd $2"
 cmp data1 "$mnt/f1" && cmp data2 "$mnt/f2" || fail "the files changed after a remount"
 unmount_fg a > /dev/null
+
+# ---- background_compression ----
+for i in $(seq 1 24); do cat "$TESTDIR"/../../doc/*.md; done | head -c 4M > text
+[ "$(wc -c < text)" -ge 2000000 ] || fail "not enough text"
+compressed() {	# NAME FORMAT-OPTION...
+	_c=$1
+	shift
+	truncate -s 64M "$_c.img"
+	"$BCACHEFS" format -q "$@" "$_c.img" > fmt.out 2>&1 || { cat fmt.out; fail "$_c: format"; }
+	mount_fg "$_c" "$_c.img" -v
+	cp text "$mnt/t" && cp data2 "$mnt/r" || fail "$_c: write"
+	_i=0
+	while :; do
+		"$BCACHEFS" fs usage --json "$mnt" > "$_c.json" || fail "$_c: fs usage"
+		set -- $(python3 -c 'import json, sys; u = json.load(open(sys.argv[1])); d = u["data"]["data"]; print(d["bytes"], d["uncompressed_bytes"], u["rebalance"]["extents_compressed"])' "$_c.json")
+		# the text at most three quarters of its size, the random data as it is
+		[ "$1" -le $(( $(wc -c < text) * 3 / 4 + 3145728 + 262144 )) ] && break
+		_i=$((_i + 1))
+		[ $_i -lt 60 ] || { cat "$WORK/$_c.log"; fail "$_c: after 30 s: $1 bytes on disk of $2, $3 extents compressed"; }
+		sleep 0.5
+	done
+	echo "$_c: $1 bytes on disk for $2, $3 extents compressed"
+	cmp text "$mnt/t" && cmp data2 "$mnt/r" || fail "$_c: the files changed"
+	unmount_fg "$_c" > /dev/null
+	"$BCACHEFS" fsck -f -n "$_c.img" > fsck.out 2>&1 || { cat fsck.out; fail "$_c: fsck -f -n"; }
+	rm -rf "x-$_c"
+	"$BCACHEFS" extract "$_c.img" / "x-$_c" > x.out 2>&1 || { cat x.out; fail "$_c: extract"; }
+	cmp text "x-$_c/t" && cmp data2 "x-$_c/r" || fail "$_c: the files extracted offline differ"
+}
+compressed z --background_compression=zstd
+compressed e --encrypted --no_passphrase --background_compression=lz4
 exit 0
