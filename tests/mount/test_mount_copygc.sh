@@ -11,12 +11,17 @@
 # filesystem prepared with BCH_COPYGC=0) loses nothing: every file is
 # byte-exact against the manifest taken before, and fsck is clean.
 #
-# Knobs: COPYGC_SIZE (image size, default 16M), COPYGC_CYCLES (default 3),
-# COPYGC_MIN (percent each refill must take, default 85).
+# Knobs: COPYGC_SIZE (image size, default 16M), COPYGC_CYCLES (default 3;
+# 1 with TEST_QUICK, the sanitizer runs), COPYGC_MIN (percent each refill
+# must take, default 85).
 . "$TESTDIR/../lib.sh"
 fuse_mount_setup
 size=${COPYGC_SIZE:-16M}
-cycles=${COPYGC_CYCLES:-3}
+if [ -n "${TEST_QUICK:-}" ]; then
+	cycles=${COPYGC_CYCLES:-1}
+else
+	cycles=${COPYGC_CYCLES:-3}
+fi
 min=${COPYGC_MIN:-85}
 REFILL=$TESTDIR/refill.py
 
