@@ -220,6 +220,135 @@ static void print_integrity_json(struct json *j, const struct integrity *in)
 }
 
 /*
+ * What the copying GC did (the copygc_* lines of BCH_CTL_SPACE; have =
+ * false unless a mount's copygc thread runs).
+ */
+static struct copygc_usage {
+	bool		have;
+	uint64_t	passes, buckets, sectors, extents, raced, errors;
+} gcu;
+
+/* What rebalance did (the rebalance_* lines; have = its thread runs). */
+static struct rebalance_usage {
+	bool		have;
+	uint64_t	passes, extents, recompressed, sectors, errors;
+} rbu;
+
+static void rebalance_read(const char *msg, struct rebalance_usage *r)
+{
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "rebalance_passes",	offsetof(struct rebalance_usage, passes) },
+		{ "rebalance_extents",	offsetof(struct rebalance_usage, extents) },
+		{ "rebalance_recompressed", offsetof(struct rebalance_usage, recompressed) },
+		{ "rebalance_sectors",	offsetof(struct rebalance_usage, sectors) },
+		{ "rebalance_errors",	offsetof(struct rebalance_usage, errors) },
+	};
+	const char *p;
+
+	memset(r, 0, sizeof(*r));
+	for (p = msg; *p;) {
+		const char *nl = strchrnul(p, '\n');
+		char name[32];
+		uint64_t v;
+
+		if (sscanf(p, "%31s %" SCNu64, name, &v) == 2) {
+			if (!strcmp(name, "rebalance_thread"))
+				r->have = v != 0;
+			for (unsigned i = 0; i < ARRAY_SIZE(f); i++)
+				if (!strcmp(name, f[i].name))
+					*(uint64_t *)((char *)r + f[i].off) = v;
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+static void print_rebalance_text(struct printbuf *out, const struct rebalance_usage *r)
+{
+	if (!r->have || !r->passes)
+		return;
+	pr_str(out, "\nRebalance since mounted:\n");
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents moved to their target:",
+	       r->extents - r->recompressed);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents compressed:", r->recompressed);
+	pr_buf(out, "  %-34s", "data written:");
+	col(out, r->sectors, 12);
+	pr_buf(out, "\n  %-34s%12" PRIu64 "\n", "passes:", r->passes);
+	if (r->errors)
+		pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents not moved:", r->errors);
+}
+
+static void print_rebalance_json(struct json *j, const struct rebalance_usage *r)
+{
+	if (!r->have)
+		return;
+	json_obj_begin(j, "rebalance");
+	json_u64(j, "extents_moved", r->extents - r->recompressed);
+	json_u64(j, "extents_compressed", r->recompressed);
+	json_u64(j, "bytes_written", r->sectors << 9);
+	json_u64(j, "passes", r->passes);
+	json_u64(j, "extents_not_moved", r->errors);
+	json_obj_end(j);
+}
+
+static void copygc_read(const char *msg, struct copygc_usage *g)
+{
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "copygc_passes",	offsetof(struct copygc_usage, passes) },
+		{ "copygc_buckets",	offsetof(struct copygc_usage, buckets) },
+		{ "copygc_sectors",	offsetof(struct copygc_usage, sectors) },
+		{ "copygc_extents",	offsetof(struct copygc_usage, extents) },
+		{ "copygc_raced",	offsetof(struct copygc_usage, raced) },
+		{ "copygc_errors",	offsetof(struct copygc_usage, errors) },
+	};
+	const char *p;
+
+	memset(g, 0, sizeof(*g));
+	for (p = msg; *p;) {
+		const char *nl = strchrnul(p, '\n');
+		char name[32];
+		uint64_t v;
+
+		if (sscanf(p, "%31s %" SCNu64, name, &v) == 2) {
+			if (!strcmp(name, "copygc_thread"))
+				g->have = v != 0;
+			for (unsigned i = 0; i < ARRAY_SIZE(f); i++)
+				if (!strcmp(name, f[i].name))
+					*(uint64_t *)((char *)g + f[i].off) = v;
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+static void print_copygc_text(struct printbuf *out, const struct copygc_usage *g)
+{
+	if (!g->have)
+		return;
+	pr_str(out, "\nCopying GC since mounted:\n");
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "buckets emptied:", g->buckets);
+	pr_buf(out, "  %-34s", "data moved:");
+	col(out, g->sectors, 12);
+	pr_buf(out, "\n  %-34s%12" PRIu64 "\n", "extents moved:", g->extents);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "passes:", g->passes);
+	if (g->raced || g->errors)
+		pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents left (changed, unreadable):",
+		       g->raced + g->errors);
+}
+
+static void print_copygc_json(struct json *j, const struct copygc_usage *g)
+{
+	if (!g->have)
+		return;
+	json_obj_begin(j, "copygc");
+	json_u64(j, "buckets_emptied", g->buckets);
+	json_u64(j, "bytes_moved", g->sectors << 9);
+	json_u64(j, "extents_moved", g->extents);
+	json_u64(j, "passes", g->passes);
+	json_u64(j, "extents_changed_meanwhile", g->raced);
+	json_u64(j, "extents_not_moved", g->errors);
+	json_obj_end(j);
+}
+
+/*
  * The space accounting (BCH_CTL_SPACE, sectors): the same numbers statfs
  * gives df. A kernel does not answer it: then what BCH_IOCTL_USAGE says.
  */
@@ -385,6 +514,8 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 	col(out, u->fs.online_reserved, 12);
 	pr_char(out, '\n');
 	print_integrity_text(out, &integ);
+	print_copygc_text(out, &gcu);
+	print_rebalance_text(out, &rbu);
 
 	if (nr_re) {
 		pr_buf(out, "\n%-30s%12s%14s\n", "By replicas entry (one copy):", "on disk", "uncompressed");
@@ -541,6 +672,8 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 	}
 	json_arr_end(&j);
 	print_integrity_json(&j, &integ);
+	print_copygc_json(&j, &gcu);
+	print_rebalance_json(&j, &rbu);
 	json_obj_end(&j);
 	pr_char(out, '\n');
 }
@@ -643,6 +776,9 @@ static void fs_usage(const char *arg, bool json)
 	nr_re = replicas_entries(h, sb, &re);
 	space = xcalloc(1, sizeof(*space));
 	space_read(h, u, space);
+	/* the copygc lines came with the space reply (h->msg until the next call) */
+	copygc_read(space->have ? printbuf_str(&h->msg) : "", &gcu);
+	rebalance_read(space->have ? printbuf_str(&h->msg) : "", &rbu);
 	integrity_read(h, &integ);
 
 	if (json)

@@ -31,8 +31,10 @@
 #include "libbcachefs/btree/btree_update.h"
 #include "libbcachefs/core/integrity.h"
 #include "libbcachefs/util/errcode.h"
+#include "libbcachefs/fs/copygc.h"
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/fs/quota.h"
+#include "libbcachefs/fs/rebalance.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/dev/mounted.h"
@@ -45,6 +47,15 @@ static void mount_log(void *arg, const char *msg)
 {
 	if (log_to_syslog)
 		syslog(LOG_ERR, "%s: %s", (const char *)arg, msg);
+	else
+		fprintf(stderr, "bcachefs mount: %s: %s\n", (const char *)arg, msg);
+}
+
+/* What --verbose reports while mounted (the copygc passes): informational. */
+static void mount_info(void *arg, const char *msg)
+{
+	if (log_to_syslog)
+		syslog(LOG_INFO, "%s: %s", (const char *)arg, msg);
 	else
 		fprintf(stderr, "bcachefs mount: %s: %s\n", (const char *)arg, msg);
 }
@@ -431,6 +442,8 @@ int cmd_mount(int argc, char *argv[])
 	struct bch_fuse *bf = NULL;
 	struct bch_admin *adm = NULL;
 	struct bch_ctl *ctl = NULL;
+	struct bch_copygc_thread *gc = NULL;
+	struct bch_rebalance_thread *rb = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
@@ -654,10 +667,21 @@ int cmd_mount(int argc, char *argv[])
 		mount_log(bo.log_arg, msg);
 	}
 
+	/* the copying GC (fs/copygc.h): a thread, so after daemonizing */
+	if (bo.rw) {
+		gc = bch_copygc_start(c, cli.fo.verbose ? mount_info : NULL, (void *)printbuf_str(&fsname));
+		rb = bch_rebalance_start(c, cli.fo.verbose ? mount_info : NULL,
+					 (void *)printbuf_str(&fsname));
+	}
+
 	ret = fuse_session_loop(se);
 	/* no more requests; the data jobs stop after their current extent */
 	bch_ctl_stop(ctl);
 	ctl = NULL;
+	bch_copygc_stop(gc);
+	gc = NULL;
+	bch_rebalance_stop(rb);
+	rb = NULL;
 	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
 	if (ret < 0) {
 		char msg[160];
@@ -672,6 +696,8 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out:
+	bch_copygc_stop(gc);
+	bch_rebalance_stop(rb);
 	if (se)
 		fuse_session_destroy(se);
 	if (bf && bch_fuse_stop(bf, &err)) {
@@ -706,6 +732,10 @@ out:
 		bch_fuse_read_ahead_stats(bf, &nr_done, &nr_taken, &nr_served);
 		fprintf(stderr, "read ahead: %lu regions read, %lu reads served from them, %lu taken over\n",
 			nr_done, nr_served, nr_taken);
+		if (c && bo.rw)
+			fprintf(stderr, "copygc: %" PRIu64 " passes, %" PRIu64 " buckets emptied, %" PRIu64
+				" extents (%" PRIu64 " sectors) moved\n", c->copygc.passes,
+				c->copygc.buckets, c->copygc.extents, c->copygc.sectors);
 	}
 	bch_fuse_free(bf);
 	/* after the read-ahead worker: it may hold a device taken out (admin.h) */

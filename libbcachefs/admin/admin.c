@@ -23,6 +23,8 @@
 #include "btree/btree_update.h"
 #include "admin/ctl_proto.h"
 #include "admin/data_job.h"
+#include "fs/copygc.h"
+#include "fs/rebalance.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "bkey/extents.h"
@@ -630,6 +632,10 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		break;
 	case BCH_CTL_SPACE:
 		ret = bch_fs_usage_space(c, &out->msg);
+		if (!ret) {
+			bch_copygc_text(c, &out->msg);
+			bch_rebalance_text(c, &out->msg);
+		}
 		break;
 	case BCH_CTL_JOURNAL_FLUSH:
 		ret = bch_journal_flush(c, &out->msg);	/* nothing to do read-only */

@@ -54,6 +54,7 @@
 #include "core/bch_fs.h"
 #include "core/integrity.h"
 #include "fs/io_read.h"
+#include "fs/move.h"
 #include "dev/super.h"
 
 /* How long the worker keeps the engine lock: a batch of extents or bytes. */
@@ -127,332 +128,33 @@ __printf(2, 3) static void job_report(struct bch_job *j, const char *fmt, ...)
 
 struct scrub_state;
 
+/* The shared mover (fs/move.h) and what the job's steps need beside it. */
 struct mover {
+	struct bch_mover	m;
 	struct bch_fs		*c;
 	struct bch_job		*j;
-	struct {
-		bool		open;
-		uint64_t	bucket;
-		uint8_t		gen;
-		unsigned	used;
-		unsigned	bucket_size;
-	} ob[BCH_ALLOC_MAX_DEVS];
-	uint64_t		full;		/* devices with no free bucket left */
-	uint8_t			*buf;
-	size_t			buf_size;
 	struct bch_inode_want	want;
 	struct scrub_state	*scrub;
 };
 
-static void mover_close(struct mover *mv)
+static void mover_init(struct mover *mv, struct bch_fs *c, struct bch_job *j)
 {
-	for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS; d++)
-		if (mv->ob[d].open) {
-			bch_fs_rw_data_bucket_close(mv->c, d, mv->ob[d].bucket);
-			mv->ob[d].open = false;
-		}
-}
-
-static void mover_exit(struct mover *mv)
-{
-	free(mv->buf);
-}
-
-/* Sectors the stored region of pointer @p of @k takes (the whole encoded extent). */
-static unsigned region_sectors(const struct bkey_ref *k, const struct extent_ptr_decoded *p)
-{
-	return p->crc.entry_type >= 0 ? p->crc.compressed_size : k->k.size;
-}
-
-static bool ptr_stale(struct bch_fs *c, const struct bch_extent_ptr_unpacked *p)
-{
-	struct bch_member_dev *ca = p->dev < BCH_FS_MAX_DEVS ? c->devs[p->dev] : NULL;
-	uint8_t gen;
-
-	if (!ca || !ca->bucket_size)
-		return true;
-	return bch_fs_rw_bucket_gen(c, p->dev, p->offset / ca->bucket_size, &gen) &&
-	       gen_after(gen, p->gen);
+	memset(mv, 0, sizeof(*mv));
+	bch_mover_init(&mv->m, c);
+	mv->c = c;
+	mv->j = j;
 }
 
 /*
- * Read the stored region of pointer @p into mv->buf and verify its
- * checksum or MAC as stored (no decryption: the bytes are copied as they
- * are). 0, or an error with what went wrong in @why.
+ * The new version of extent @k (bch_move_commit()). The job holds the
+ * engine lock from reading @k to here, so @k is the key in the btree.
  */
-static int read_region(struct mover *mv, const struct bkey_ref *k,
-		       const struct extent_ptr_decoded *p, struct printbuf *why)
-{
-	struct bch_fs *c = mv->c;
-	const struct bch_extent_crc_unpacked *crc = &p->crc;
-	size_t bytes = (size_t)region_sectors(k, p) << 9;
-	struct bch_csum_val want = { crc->csum_lo, crc->csum_hi }, got;
-	int ret;
-
-	if (!bytes || bytes > (size_t)BCH_READ_ENCODED_MAX_SECTORS << 9) {
-		pr_buf(why, "bad stored size %zu", bytes >> 9);
-		return -EIO;
-	}
-	if (mv->buf_size < bytes) {
-		free(mv->buf);
-		mv->buf = xmalloc(bytes);
-		mv->buf_size = bytes;
-	}
-	ret = bch_dev_read(c, p->ptr.dev, mv->buf, bytes, p->ptr.offset);
-	if (ret) {
-		pr_buf(why, "read error on device %u sector %" PRIu64 ": %s", p->ptr.dev,
-		       (uint64_t)p->ptr.offset, bch_err_str(ret));
-		return -EIO;
-	}
-	if (crc->entry_type < 0 || !crc->csum_type)
-		return 0;
-	if (bch_csum_type_is_encryption(crc->csum_type) && !c->have_key) {
-		pr_str(why, "encrypted and the key is not loaded");
-		return -BCH_ERR_no_key;
-	}
-	ret = bch_checksum(crc->csum_type,
-			   bch_nonce_extent(k->k.version_lo, k->k.version_hi, crc->compression_type,
-					    crc->uncompressed_size, crc->nonce),
-			   bch_csum_type_is_encryption(crc->csum_type) ? &c->key : NULL,
-			   mv->buf, bytes, &got);
-	if (ret)
-		return ret;
-	if (!bch_csum_eq(want, got)) {
-		pr_buf(why, "checksum error on device %u sector %" PRIu64, p->ptr.dev,
-		       (uint64_t)p->ptr.offset);
-		return -BCH_ERR_csum_mismatch;
-	}
-	return 0;
-}
-
-/* May the mover put a copy on @dev? */
-static bool dev_takes_data(struct bch_fs *c, unsigned dev)
-{
-	const struct bch_allocator *a = bch_fs_rw_alloc(c);
-	const struct bch_dev_alloc *d = a && dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
-
-	return d && d->present && d->state == BCH_MEMBER_STATE_RW && d->durability &&
-	       (d->data_allowed & (1U << BCH_DATA_USER));
-}
-
-/*
- * Write mv->buf (@sectors) to a device outside @exclude, the one with the
- * most free buckets: *@ptr is where. -BCH_ERR_nospc when no device can
- * take it.
- */
-static int write_copy(struct mover *mv, unsigned sectors, uint64_t exclude,
-		      struct bch_extent_ptr_unpacked *ptr, struct printbuf *err)
-{
-	struct bch_fs *c = mv->c;
-	const struct bch_allocator *a = bch_fs_rw_alloc(c);
-	int ret;
-
-	for (;;) {
-		unsigned dev = UINT32_MAX;
-		uint64_t best = 0;
-
-		for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS; d++) {
-			uint64_t f;
-
-			if ((exclude | mv->full) & (1ULL << d) || !dev_takes_data(c, d) ||
-			    a->devs[d]->bucket_size < sectors)
-				continue;
-			f = bch_alloc_dev_free(a, d) + (mv->ob[d].open ? 1 : 0);
-			if (dev == UINT32_MAX || f > best) {
-				dev = d;
-				best = f;
-			}
-		}
-		if (dev == UINT32_MAX)
-			return -BCH_ERR_nospc;
-		if (mv->ob[dev].open && mv->ob[dev].bucket_size - mv->ob[dev].used < sectors) {
-			bch_fs_rw_data_bucket_close(c, dev, mv->ob[dev].bucket);
-			mv->ob[dev].open = false;
-		}
-		if (!mv->ob[dev].open) {
-			ret = bch_fs_rw_data_bucket(c, dev, &mv->ob[dev].bucket, &mv->ob[dev].gen, err);
-			if (ret == -BCH_ERR_nospc) {
-				mv->full |= 1ULL << dev;
-				continue;
-			}
-			if (ret)
-				return ret;
-			mv->ob[dev].open = true;
-			mv->ob[dev].used = 0;
-			mv->ob[dev].bucket_size = a->devs[dev]->bucket_size;
-		}
-		*ptr = (struct bch_extent_ptr_unpacked) {
-			.offset = mv->ob[dev].bucket * mv->ob[dev].bucket_size + mv->ob[dev].used,
-			.dev = (uint8_t)dev,
-			.gen = mv->ob[dev].gen,
-		};
-		ret = dev_pwrite(c->devs[dev]->io, mv->buf, (size_t)sectors << 9, ptr->offset << 9);
-		if (ret) {
-			pr_buf(err, "%s: writing a copy at sector %" PRIu64 ": %s", c->devs[dev]->io->path,
-			       (uint64_t)ptr->offset, bch_err_str(ret));
-			return ret;
-		}
-		mv->ob[dev].used += sectors;
-		return 0;
-	}
-}
-
-/* Devices any pointer of @k is on. */
-static uint64_t key_devs(const struct bkey_ref *k)
-{
-	struct extent_ptr_iter it;
-	struct extent_ptr_decoded p;
-	uint64_t devs = 0;
-
-	extent_ptr_iter_init(&it, k);
-	while (extent_ptr_iter_next(&it, &p) > 0)
-		if (p.ptr.dev < 64)
-			devs |= 1ULL << p.ptr.dev;
-	return devs;
-}
-
-/* Devices of the dirty pointers of @k (its replicas entry). */
-static uint64_t dirty_devs(const struct bkey_ref *k, unsigned *nr)
-{
-	struct extent_ptr_iter it;
-	struct extent_ptr_decoded p;
-	uint64_t devs = 0;
-
-	*nr = 0;
-	extent_ptr_iter_init(&it, k);
-	while (extent_ptr_iter_next(&it, &p) > 0)
-		if (!p.ptr.cached && k->k.type == BCH_EXTENT && p.ptr.dev < 64) {
-			devs |= 1ULL << p.ptr.dev;
-			(*nr)++;
-		}
-	return devs;
-}
-
-/* Durability of @k's dirty, fresh pointers on usable devices. */
-static unsigned key_durability(struct bch_fs *c, const struct bkey_ref *k)
-{
-	struct extent_ptr_iter it;
-	struct extent_ptr_decoded p;
-	unsigned n = 0;
-
-	if (k->k.type != BCH_EXTENT)
-		return 0;
-	extent_ptr_iter_init(&it, k);
-	while (extent_ptr_iter_next(&it, &p) > 0)
-		if (!p.ptr.cached && !ptr_stale(c, &p.ptr))
-			n += bch_dev_ptr_durability(c, p.ptr.dev);
-	return n;
-}
-
-/*
- * Read a good copy of @k into mv->buf: the pointers in key order, those
- * on @avoid last; *@src the one read. -EIO (reasons in @why) when none is
- * good.
- */
-static int read_good_copy(struct mover *mv, const struct bkey_ref *k, uint64_t avoid,
-			  struct extent_ptr_decoded *src, struct printbuf *why)
-{
-	for (int pass = 0; pass < 2; pass++) {
-		struct extent_ptr_iter it;
-		struct extent_ptr_decoded p;
-
-		extent_ptr_iter_init(&it, k);
-		while (extent_ptr_iter_next(&it, &p) > 0) {
-			bool late = p.ptr.dev < 64 && (avoid & (1ULL << p.ptr.dev));
-
-			if (late != (pass == 1) || ptr_stale(mv->c, &p.ptr) ||
-			    !(p.ptr.dev < BCH_FS_MAX_DEVS && mv->c->devs[p.ptr.dev] &&
-			      mv->c->devs[p.ptr.dev]->io))
-				continue;
-			if (why->pos)
-				pr_str(why, "; ");
-			if (!read_region(mv, k, &p, why)) {
-				*src = p;
-				return 0;
-			}
-		}
-	}
-	if (!why->pos)
-		pr_str(why, "no copy on a device that is present");
-	return -EIO;
-}
-
-struct drop_set {
-	uint64_t	devs;		/* drop every pointer on these devices */
-	uint64_t	idxs;		/* and the pointers with these indexes */
-};
-
-static bool drop_fn(const struct extent_ptr_decoded *p, unsigned i, void *arg)
-{
-	struct drop_set *d = arg;
-
-	return (p->ptr.dev < 64 && (d->devs & (1ULL << p->ptr.dev))) ||
-	       (i < 64 && (d->idxs & (1ULL << i)));
-}
-
-/*
- * The new version of extent @k: without the pointers @drop says, plus
- * @nr_new pointers @new (data described by @crc), committed as one
- * transaction after its replicas entry is in the superblock.
- */
-static int commit_extent(struct mover *mv, const struct bkey_ref *k, struct drop_set *drop,
+static int commit_extent(struct mover *mv, const struct bkey_ref *k, struct bch_move_drop *drop,
 			 const struct bch_extent_crc_unpacked *crc,
 			 const struct bch_extent_ptr_unpacked *new, unsigned nr_new,
 			 struct printbuf *err)
 {
-	struct bch_fs *c = mv->c;
-	uint64_t v[BKEY_EXTENT_VAL_U64s_MAX], v2[BKEY_EXTENT_VAL_U64s_MAX];
-	struct bkey_ref nk = { .k = k->k };
-	struct btree_trans t;
-	unsigned bytes, left, nr;
-	uint64_t devs;
-	int ret;
-
-	bytes = extent_drop_ptrs(k, drop_fn, drop, v, &left);
-	if (left == UINT32_MAX) {
-		pr_str(err, "invalid extent value");
-		return -EINVAL;
-	}
-	for (unsigned i = 0; i < nr_new; i++) {
-		bytes = extent_append_ptr(v, bytes, k->k.size, crc, &new[i], v2);
-		if (!bytes) {
-			pr_str(err, "the extent has no room for another pointer");
-			return -E2BIG;
-		}
-		memcpy(v, v2, bytes);
-		left++;
-	}
-	bch_trans_init(&t, c);
-	if (!left) {
-		if (k->k.type == BCH_EXTENT) {
-			struct bkey_h e = k->k;
-
-			e.type = KEY_TYPE_ERROR;
-			bch_trans_update(&t, BTREE_ID_EXTENTS, &e, NULL, 0);
-		} else {
-			bch_trans_delete_extents(&t, k->k.p.inode, k->k.p.offset - k->k.size,
-						 k->k.p.offset);
-		}
-	} else {
-		nk.v = v;
-		nk.v_bytes = bytes;
-		devs = dirty_devs(&nk, &nr);
-		if (nr > BCH_REPLICAS_ENTRY_DEVS_MAX) {
-			bch_trans_exit(&t);
-			pr_buf(err, "the extent would have %u copies (at most %u)", nr,
-			       BCH_REPLICAS_ENTRY_DEVS_MAX);
-			return -E2BIG;
-		}
-		ret = bch_fs_rw_replicas_mark(c, BCH_DATA_USER, devs, err);
-		if (ret) {
-			bch_trans_exit(&t);
-			return ret;
-		}
-		bch_trans_update(&t, BTREE_ID_EXTENTS, &k->k, v, bytes);
-	}
-	ret = bch_trans_commit(&t, err);
-	bch_trans_exit(&t);
-	return ret;
+	return bch_move_commit(&mv->m, k, drop, crc, new, nr_new, err);
 }
 
 /* "inode 4100 at byte 8192" */
@@ -680,7 +382,7 @@ static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64
 	struct printbuf why = PRINTBUF;
 	struct extent_ptr_decoded src;
 	struct bch_extent_ptr_unpacked new[BCH_REPLICAS_MAX];
-	struct drop_set drop = { 0 };
+	struct bch_move_drop drop = { 0 };
 	unsigned dur, want, nr_new = 0, sectors, nr_dirty, written = 0;
 	uint64_t exclude;
 	int ret;
@@ -688,7 +390,7 @@ static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64
 	*done += k->k.size;
 	if (k->k.type != BCH_EXTENT)
 		return 0;
-	dur = key_durability(c, k);
+	dur = bch_extent_durability(c, k);
 	want = bch_inode_replicas_want(c, k->k.p.inode, &mv->want);
 	if (dur >= want)
 		return 0;
@@ -696,16 +398,16 @@ static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64
 		key_error(j, k, "no copy on a working device: cannot be replicated");
 		return 0;
 	}
-	ret = read_good_copy(mv, k, 0, &src, &why);
+	ret = bch_move_read_good(&mv->m, k, 0, &src, &why);
 	if (ret) {
 		key_error(j, k, "no good copy to replicate (%s)", printbuf_str(&why));
 		printbuf_exit(&why);
 		return 0;
 	}
-	sectors = region_sectors(k, &src);
-	exclude = key_devs(k);
+	sectors = bch_move_region_sectors(k, &src);
+	exclude = bch_extent_key_devs(k);
 	/* a key has at most 3 dirty copies: those that give nothing go first */
-	dirty_devs(k, &nr_dirty);
+	bch_extent_dirty_devs(k, &nr_dirty);
 	{
 		struct extent_ptr_iter it;
 		struct extent_ptr_decoded p;
@@ -720,7 +422,7 @@ static int rereplicate_extent(struct mover *mv, const struct bkey_ref *k, uint64
 	}
 	while (dur < want && nr_new < BCH_REPLICAS_MAX &&
 	       nr_dirty + nr_new < BCH_REPLICAS_ENTRY_DEVS_MAX) {
-		ret = write_copy(mv, sectors, exclude, &new[nr_new], &why);
+		ret = bch_move_write(&mv->m, sectors, exclude, &new[nr_new], &why);
 		if (ret == -BCH_ERR_nospc)
 			break;
 		if (ret)
@@ -761,7 +463,7 @@ static unsigned copies_left(struct mover *mv, const struct bkey_ref *k, unsigned
 
 	extent_ptr_iter_init(&it, k);
 	while (extent_ptr_iter_next(&it, &p) > 0)
-		if (p.ptr.dev != dev && !p.ptr.cached && !ptr_stale(mv->c, &p.ptr))
+		if (p.ptr.dev != dev && !p.ptr.cached && !bch_move_ptr_stale(mv->c, &p.ptr))
 			n += bch_dev_ptr_durability(mv->c, p.ptr.dev);
 	return n;
 }
@@ -771,14 +473,14 @@ static bool want_on_dev(struct mover *mv, const struct bkey_ref *k)
 	unsigned dev = mv->j->arg.migrate.dev;
 
 	return (k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED) &&
-	       dev < 64 && (key_devs(k) & (1ULL << dev));
+	       dev < 64 && (bch_extent_key_devs(k) & (1ULL << dev));
 }
 
 static int migrate_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *done)
 {
 	struct bch_job *j = mv->j;
 	unsigned dev = j->arg.migrate.dev;
-	struct drop_set drop = { .devs = 1ULL << dev };
+	struct bch_move_drop drop = { .devs = 1ULL << dev };
 	struct printbuf why = PRINTBUF;
 	struct extent_ptr_decoded src;
 	struct bch_extent_ptr_unpacked new;
@@ -799,14 +501,14 @@ static int migrate_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *
 		ret = commit_extent(mv, k, &drop, NULL, NULL, 0, &why);
 		goto out;
 	}
-	ret = read_good_copy(mv, k, 1ULL << dev, &src, &why);
+	ret = bch_move_read_good(&mv->m, k, 1ULL << dev, &src, &why);
 	if (ret) {
 		key_error(j, k, "no good copy to move (%s)", printbuf_str(&why));
 		printbuf_exit(&why);
 		return 0;
 	}
-	sectors = region_sectors(k, &src);
-	ret = write_copy(mv, sectors, key_devs(k), &new, &why);
+	sectors = bch_move_region_sectors(k, &src);
+	ret = bch_move_write(&mv->m, sectors, bch_extent_key_devs(k), &new, &why);
 	if (ret == -BCH_ERR_nospc) {
 		pr_buf(&why, "no other device can take the data of ");
 		pr_where(&why, k);
@@ -850,7 +552,7 @@ static int scrub_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *do
 	struct printbuf why = PRINTBUF, w = PRINTBUF;
 	struct extent_ptr_iter it;
 	struct extent_ptr_decoded p, good = { 0 };
-	struct drop_set drop = { 0 };
+	struct bch_move_drop drop = { 0 };
 	struct bch_extent_ptr_unpacked new[BCH_REPLICAS_MAX];
 	uint64_t bad_dirty = 0, exclude;
 	unsigned i = 0, nr_bad = 0, nr_new = 0, written = 0, sectors = 0;
@@ -868,11 +570,11 @@ static int scrub_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *do
 
 		if (p.crc.entry_type >= 0 && p.crc.csum_type)
 			any_csum = true;
-		if (ptr_stale(c, &p.ptr) || !(p.ptr.dev < BCH_FS_MAX_DEVS && c->devs[p.ptr.dev] &&
+		if (bch_move_ptr_stale(c, &p.ptr) || !(p.ptr.dev < BCH_FS_MAX_DEVS && c->devs[p.ptr.dev] &&
 					       c->devs[p.ptr.dev]->io))
 			continue;
 		printbuf_reset(&why);
-		if (!read_region(mv, k, &p, &why)) {
+		if (!bch_move_read_region(&mv->m, k, &p, &why)) {
 			if (!have_good) {
 				good = p;
 				have_good = true;
@@ -911,17 +613,17 @@ static int scrub_extent(struct mover *mv, const struct bkey_ref *k, uint64_t *do
 		goto out;
 	}
 	/* rewrite each bad copy from the good one (on its own device when it can) */
-	if (!read_region(mv, k, &good, &why)) {
-		sectors = region_sectors(k, &good);
+	if (!bch_move_read_region(&mv->m, k, &good, &why)) {
+		sectors = bch_move_region_sectors(k, &good);
 		drop.devs = bad_dirty;
-		exclude = key_devs(k) & ~bad_dirty;
+		exclude = bch_extent_key_devs(k) & ~bad_dirty;
 		for (unsigned d = 0; d < 64 && !ret; d++) {
 			if (!(bad_dirty & (1ULL << d)))
 				continue;
 			/* the device of the bad copy first: the key already has the others */
-			ret = write_copy(mv, sectors, exclude | ~(1ULL << d), &new[nr_new], &why);
+			ret = bch_move_write(&mv->m, sectors, exclude | ~(1ULL << d), &new[nr_new], &why);
 			if (ret == -BCH_ERR_nospc)
-				ret = write_copy(mv, sectors, exclude, &new[nr_new], &why);
+				ret = bch_move_write(&mv->m, sectors, exclude, &new[nr_new], &why);
 			if (ret)
 				break;
 			exclude |= 1ULL << new[nr_new].dev;
@@ -959,7 +661,7 @@ out:
 int bch_data_repair(struct bch_fs *c, const struct bch_repair_req *r, struct printbuf *log)
 {
 	struct bch_job j = { .c = c };
-	struct mover mv = { .c = c, .j = &j };
+	struct mover mv;
 	struct scrub_state s = { 0 };
 	struct printbuf ignore = PRINTBUF;
 	struct btree_iter iter;
@@ -969,6 +671,7 @@ int bch_data_repair(struct bch_fs *c, const struct bch_repair_req *r, struct pri
 	int ret = 0;
 
 	pthread_mutex_init(&j.lock, NULL);
+	mover_init(&mv, c, &j);
 	mv.scrub = &s;
 	/* copies first: each repair commits, and the iterator sees commits later */
 	bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, POS_H(r->inode, r->start), &ignore);
@@ -984,8 +687,8 @@ int bch_data_repair(struct bch_fs *c, const struct bch_repair_req *r, struct pri
 	bch_btree_iter_exit(&iter);
 	for (size_t i = 0; i < nr && ret >= 0; i++)
 		ret = scrub_extent(&mv, &keys[i], &done);
-	mover_close(&mv);
-	mover_exit(&mv);
+	bch_mover_close(&mv.m);
+	bch_mover_exit(&mv.m);
 	pr_str(log, printbuf_str(&j.report));
 	for (size_t i = 0; i < s.nr_bad; i++)
 		pr_buf(log, "inode %" PRIu64 " at byte %" PRIu64 ": %s\n", s.bad[i].inum,
@@ -1242,7 +945,7 @@ static int phase_gc(struct bch_job *j, struct mover *mv, struct printbuf *err)
 	int ret;
 
 	bch_fs_lock(j->c);
-	mover_close(mv);
+	bch_mover_close(&mv->m);
 	ret = bch_fs_replicas_gc(j->c, err);
 	bch_fs_unlock(j->c);
 	return ret;
@@ -1319,10 +1022,11 @@ static int run_scrub(struct bch_job *j, struct mover *mv, struct printbuf *err)
 static void *worker_fn(void *arg)
 {
 	struct bch_job *j = arg;
-	struct mover mv = { .c = j->c, .j = j };
+	struct mover mv;
 	struct printbuf err = PRINTBUF;
 	int ret;
 
+	mover_init(&mv, j->c, j);
 	switch (j->arg.op) {
 	case BCH_DATA_OP_REREPLICATE:
 		ret = run_rereplicate(j, &mv, &err);
@@ -1346,12 +1050,12 @@ static void *worker_fn(void *arg)
 		printbuf_exit(&gc);
 	} else {
 		bch_fs_lock(j->c);
-		mover_close(&mv);
+		bch_mover_close(&mv.m);
 		bch_fs_unlock(j->c);
 	}
 	if (ret && err.pos)
 		job_report(j, "%s", printbuf_str(&err));
-	mover_exit(&mv);
+	bch_mover_exit(&mv.m);
 	printbuf_exit(&err);
 
 	pthread_mutex_lock(&j->lock);

@@ -257,6 +257,13 @@ uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev);
  */
 int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
 			  struct printbuf *err);
+/*
+ * The same for a move, leaving @keep free buckets of @dev instead of the
+ * btree reserve and fallocate's promises (copygc goes below the metadata
+ * reserve: what it writes frees more than it takes).
+ */
+int bch_fs_rw_data_bucket_keep(struct bch_fs *c, unsigned dev, uint64_t keep,
+			       uint64_t *bucket, uint8_t *gen, struct printbuf *err);
 /* The write point is done with @bucket. */
 void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket);
 /* Replicas entry {@data_type, @devs} in the superblocks now, if new (30 §7.3). */

@@ -348,8 +348,13 @@ void bch_fs_rw_write_credit(struct bch_fs *c, uint64_t sectors)
 		c->rw->write_credit = sectors;
 }
 
-int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
-			  struct printbuf *err)
+/*
+ * A data bucket of @dev: with @keep NULL an ordinary data write, which
+ * leaves the btree reserve and fallocate's promises (btree/reserve.h);
+ * else a move that may go down to *@keep free buckets.
+ */
+static int data_bucket(struct bch_fs *c, unsigned dev, const uint64_t *keep,
+		       uint64_t *bucket, uint8_t *gen, struct printbuf *err)
 {
 	struct bch_fs_rw *rw = bch_rw_get(c);
 	struct btree_trans t;
@@ -358,10 +363,13 @@ int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint
 
 	if (!rw || rw->failed)
 		return -EROFS;
-	/* the btree reserve and the promises stay (btree/reserve.h) */
-	ret = make_room(c, data_bucket_fits, &dev, err);
-	if (ret)
-		return ret;
+	if (!keep) {
+		ret = make_room(c, data_bucket_fits, &dev, err);
+		if (ret)
+			return ret;
+	} else if (bch_alloc_dev_free(&rw->a, dev) <= *keep) {
+		return -BCH_ERR_nospc;
+	}
 	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);
 	if (ret)
 		return ret;
@@ -379,6 +387,18 @@ int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint
 	rw->in_data_bucket = false;
 	bch_trans_exit(&t);
 	return ret;
+}
+
+int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
+			  struct printbuf *err)
+{
+	return data_bucket(c, dev, NULL, bucket, gen, err);
+}
+
+int bch_fs_rw_data_bucket_keep(struct bch_fs *c, unsigned dev, uint64_t keep,
+			       uint64_t *bucket, uint8_t *gen, struct printbuf *err)
+{
+	return data_bucket(c, dev, &keep, bucket, gen, err);
 }
 
 int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,

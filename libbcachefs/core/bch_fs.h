@@ -125,6 +125,27 @@ struct bch_fs_integrity {
 	uint64_t		data_copies_repaired;
 };
 
+/* What the copying GC did since the open (fs/copygc.c; fs usage, the mount's log). */
+struct bch_copygc_stats {
+	uint64_t		passes;		/* walks over the extents */
+	uint64_t		buckets;	/* buckets it emptied */
+	uint64_t		sectors;	/* sectors of data it wrote */
+	uint64_t		extents;	/* extents it moved */
+	uint64_t		raced;		/* changed under it: left alone */
+	uint64_t		errors;		/* could not be moved (no good copy, ...) */
+	bool			thread;		/* the mount's copygc thread runs */
+};
+
+/* What rebalance did since the open (fs/rebalance.c; fs usage). */
+struct bch_rebalance_stats {
+	uint64_t		passes;
+	uint64_t		extents;	/* extents rewritten (moved or compressed) */
+	uint64_t		recompressed;	/* of which compressed (background_compression) */
+	uint64_t		sectors;	/* sectors written */
+	uint64_t		errors;
+	bool			thread;		/* the mount's rebalance thread runs */
+};
+
 struct bch_fs {
 	struct bch_fs_opts	opts;
 	/*
@@ -196,6 +217,8 @@ struct bch_fs {
 	unsigned long		nr_fixed;
 
 	struct bch_fs_integrity	integ;		/* core/integrity.h */
+	struct bch_copygc_stats	copygc;
+	struct bch_rebalance_stats rebalance;
 };
 
 /* Is member @i here (its device open)? */

@@ -18,6 +18,7 @@
 #include "format/format.h"
 #include "core/bch_fs.h"
 #include "bkey/inode.h"
+#include "fs/copygc.h"
 #include "fs/io_write.h"
 #include "dev/super.h"
 #include "util/util.h"
@@ -171,6 +172,9 @@ unsigned bch_extent_value(const struct bch_encoded *e, const struct bch_extent_p
 	return n * 8;
 }
 
+/* Rounds of copygc a write waits for before it gives up with ENOSPC. */
+#define WRITE_ROOM_TRIES	64
+
 /* ---- the write point ----------------------------------------------------- */
 
 struct wp_slot {
@@ -198,7 +202,42 @@ struct bch_write_point {
 	uint64_t	replicas_devs;	/* replicas entry known to be in the superblock */
 	uint8_t		*cbuf;
 	size_t		cbuf_size;
+	/*
+	 * Buckets the slots were done with during a call, closed when the
+	 * call returns: a bucket closed with none of its sectors counted yet
+	 * frees at the next durable journal entry, and the bucket allocations
+	 * of a long write commit transactions that can checkpoint (which
+	 * writes entries), so it could be taken again under the data of the
+	 * same call. From the return to the caller's commit of the keys
+	 * nothing is written to the journal (the keys then land in the entry
+	 * the close waits for, and count their sectors).
+	 */
+	struct {
+		unsigned	dev;
+		uint64_t	bucket;
+	}		*retired;
+	size_t		nr_retired, size_retired;
 };
+
+/* Slot @s is done with its bucket: closed at the end of the call (see above). */
+static void wp_retire(struct bch_write_point *wp, struct wp_slot *s)
+{
+	if (wp->nr_retired == wp->size_retired) {
+		wp->size_retired = wp->size_retired ? 2 * wp->size_retired : 8;
+		wp->retired = xrealloc(wp->retired, wp->size_retired * sizeof(*wp->retired));
+	}
+	wp->retired[wp->nr_retired].dev = s->dev;
+	wp->retired[wp->nr_retired].bucket = s->bucket;
+	wp->nr_retired++;
+	s->open = false;
+}
+
+static void wp_release(struct bch_fs *c, struct bch_write_point *wp)
+{
+	for (size_t i = 0; i < wp->nr_retired; i++)
+		bch_fs_rw_data_bucket_close(c, wp->retired[i].dev, wp->retired[i].bucket);
+	wp->nr_retired = 0;
+}
 
 static int pend_issue(struct bch_fs *c, struct wp_pending *p, struct printbuf *err)
 {
@@ -273,12 +312,14 @@ void bch_write_point_free(struct bch_fs *c, struct bch_write_point *wp)
 	for (unsigned i = 0; i < wp->nr; i++)
 		if (wp->s[i].open && c)
 			bch_fs_rw_data_bucket_close(c, wp->s[i].dev, wp->s[i].bucket);
+	if (c)
+		wp_release(c, wp);
+	free(wp->retired);
 	free(wp->cbuf);
 	free(wp);
 }
 
-/* Is device @dev in target @target (0: every device)? */
-static bool dev_in_target(struct bch_fs *c, unsigned dev, unsigned target)
+bool bch_dev_in_target(struct bch_fs *c, unsigned dev, unsigned target)
 {
 	const struct bch_member *m;
 	unsigned g, depth;
@@ -307,7 +348,7 @@ static bool dev_usable(struct bch_fs *c, const struct bch_allocator *a, unsigned
 	const struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
 
 	return d && d->present && d->state == BCH_MEMBER_STATE_RW && d->durability &&
-	       (d->data_allowed & (1U << BCH_DATA_USER)) && dev_in_target(c, dev, target);
+	       (d->data_allowed & (1U << BCH_DATA_USER)) && bch_dev_in_target(c, dev, target);
 }
 
 /*
@@ -370,8 +411,7 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 		if (!s->open)
 			continue;
 		if (durability >= o->nr_replicas) {
-			bch_fs_rw_data_bucket_close(c, s->dev, s->bucket);
-			s->open = false;
+			wp_retire(wp, s);
 		} else {
 			durability += a->devs[s->dev]->durability;
 		}
@@ -389,10 +429,8 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 		while (!s->open || s->used >= s->bucket_size) {
 			unsigned dev = 0;
 
-			if (s->open) {
-				bch_fs_rw_data_bucket_close(c, s->dev, s->bucket);
-				s->open = false;
-			}
+			if (s->open)
+				wp_retire(wp, s);
 			ret = wp_pick_dev(c, wp, i, o->foreground_target, full, &dev);
 			if (ret)
 				break;
@@ -421,10 +459,8 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 	}
 	/* the slots used are [0, i) */
 	for (unsigned j = i; j < wp->nr; j++)
-		if (wp->s[j].open) {
-			bch_fs_rw_data_bucket_close(c, wp->s[j].dev, wp->s[j].bucket);
-			wp->s[j].open = false;
-		}
+		if (wp->s[j].open)
+			wp_retire(wp, &wp->s[j]);
 	wp->nr = i;
 	if (!wp->nr) {
 		pr_str(err, "no space left for data on any device\n");
@@ -445,11 +481,13 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 	return 0;
 }
 
-int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_t inum,
-			  uint64_t start, uint8_t *data, uint64_t sectors,
-			  struct bulk_keys *keys, struct printbuf *err)
+static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_t inum,
+			     uint64_t start, uint8_t *data, uint64_t sectors,
+			     struct bulk_keys *keys, struct printbuf *err)
 {
 	struct bch_write_point *wp;
+	struct printbuf nospc = PRINTBUF;
+	unsigned room_tries = 0;
 	uint64_t done = 0;
 	size_t need;
 	int ret;
@@ -482,16 +520,32 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 		uint64_t space;
 		unsigned i;
 
-		ret = wp_space(c, wp, o, &space, err);
+		ret = wp_space(c, wp, o, &space, &nospc);
+		/*
+		 * No free bucket: emptied buckets waiting for the journal, or
+		 * fragmented ones copygc can empty, come free first (each
+		 * round frees at least a bucket, or says there is none)
+		 */
+		if (ret == -BCH_ERR_nospc && room_tries < WRITE_ROOM_TRIES &&
+		    bch_copygc_make_room(c, err)) {
+			room_tries++;
+			printbuf_reset(&nospc);
+			continue;
+		}
 		if (ret) {
 			int r = wp_flush(c, wp, err);
 
+			if (err)
+				pr_str(err, printbuf_str(&nospc));
+			printbuf_exit(&nospc);
 			return r ? r : done ? (int64_t)done : ret;
 		}
+		printbuf_reset(&nospc);
 		ret = bch_extent_encode(c, o, data, sectors - done, space, wp->cbuf,
 					o->encrypted ? bch_fs_rw_key_version(c) : 0, &e, err);
 		if (ret) {
 			wp_drop(wp);	/* nothing of this call is committed */
+			printbuf_exit(&nospc);
 			return ret;
 		}
 		for (i = 0; i < wp->nr; i++) {
@@ -501,6 +555,7 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 			ret = wp_queue(c, wp, i, e.payload, e.out, sector, err);
 			if (ret) {
 				wp_drop(wp);
+				printbuf_exit(&nospc);
 				return ret;
 			}
 			ptrs[i] = (struct bch_extent_ptr_unpacked) {
@@ -516,6 +571,18 @@ int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_
 		data += e.in * 512;
 		done += e.in;
 	}
+	printbuf_exit(&nospc);
 	ret = wp_flush(c, wp, err);
 	return ret ? ret : (int64_t)done;
+}
+
+int64_t bch_write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint64_t inum,
+			  uint64_t start, uint8_t *data, uint64_t sectors,
+			  struct bulk_keys *keys, struct printbuf *err)
+{
+	int64_t n = write_extents(c, o, inum, start, data, sectors, keys, err);
+
+	if (c->wp)
+		wp_release(c, c->wp);
+	return n;
 }

@@ -50,6 +50,12 @@ struct bch_io_opts {
 void bch_io_opts_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		     struct bch_io_opts *o);
 
+/*
+ * Is member @dev in target @target (0: every device; 1..256: device + 1;
+ * from 257: disk group + 257, its subgroups included)?
+ */
+bool bch_dev_in_target(struct bch_fs *c, unsigned dev, unsigned target);
+
 /* One encoded piece of data (bch_extent_encode). */
 struct bch_encoded {
 	struct bch_extent_crc_unpacked crc;	/* entry_type -1: no crc entry */
