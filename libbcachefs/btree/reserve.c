@@ -432,6 +432,19 @@ bool bch_rw_data_bucket_fits(struct bch_fs *c, unsigned dev)
 	return bch_rw_node_cap(c, need, (int)dev) >= need;
 }
 
+bool bch_rw_move_bucket_fits(struct bch_fs *c, unsigned dev, uint64_t keep)
+{
+	struct bch_fs_rw *rw = c->rw;
+	const struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? rw->a.devs[dev] : NULL;
+	uint64_t need;
+
+	if (!d || d->nr_free <= keep || d->nr_free - 1 < promised_buckets(rw, d->bucket_size))
+		return false;
+	/* the last nodes stay for what frees space (a move's own commit needs no more) */
+	need = bch_rw_ckpt_need(c, NULL) + BCH_RESERVE_RECOVER;
+	return bch_rw_node_cap(c, need, (int)dev) >= need;
+}
+
 bool bch_rw_ckpt_due(struct bch_fs *c)
 {
 	uint64_t need = bch_rw_ckpt_need(c, NULL);

@@ -86,6 +86,13 @@ int bch_rw_trans_fits(struct bch_fs *c, const struct btree_trans *t, struct prin
 /* May a data write take one more bucket of @dev (see above)? */
 bool bch_rw_data_bucket_fits(struct bch_fs *c, unsigned dev);
 
+/*
+ * May a move (copygc, rebalance, data jobs) take one more bucket of @dev,
+ * leaving @keep free buckets, fallocate's promises, and the nodes of the
+ * next checkpoint plus the recovery reserve (BCH_RESERVE_RECOVER)?
+ */
+bool bch_rw_move_bucket_fits(struct bch_fs *c, unsigned dev, uint64_t keep);
+
 /* Is a checkpoint worth running now (its bound passes half the free nodes)? */
 bool bch_rw_ckpt_due(struct bch_fs *c);
 

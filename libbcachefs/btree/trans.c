@@ -367,7 +367,7 @@ static int data_bucket(struct bch_fs *c, unsigned dev, const uint64_t *keep,
 		ret = make_room(c, data_bucket_fits, &dev, err);
 		if (ret)
 			return ret;
-	} else if (bch_alloc_dev_free(&rw->a, dev) <= *keep) {
+	} else if (!bch_rw_move_bucket_fits(c, dev, *keep)) {
 		return -BCH_ERR_nospc;
 	}
 	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);

@@ -28,6 +28,7 @@
 #include "bkey/extents.h"
 #include "btree/btree.h"
 #include "btree/btree_update.h"
+#include "btree/reserve.h"
 #include "core/bch_fs.h"
 #include "format/format.h"
 #include "fs/move.h"
@@ -105,13 +106,21 @@ static int sel_cmp(const void *pa, const void *pb)
 	return a->bucket < b->bucket ? -1 : a->bucket > b->bucket;
 }
 
-/* Free buckets below which a device wants copygc (reserve + gc_reserve_percent). */
+/*
+ * Free buckets below which a device wants copygc: its reserve plus
+ * gc_reserve_percent; and while the engine refuses data buckets of the
+ * device (the btree reserve, btree/reserve.h, may stop data writes above
+ * that), gc_reserve_percent more than it has.
+ */
 static uint64_t gc_threshold(struct bch_fs *c, const struct bch_dev_alloc *d)
 {
 	unsigned pct = (unsigned)BCH_SB_GC_RESERVE(c->sb) ?: GC_RESERVE_DEFAULT;
 	uint64_t n = d->nbuckets > d->first_bucket ? d->nbuckets - d->first_bucket : 0;
+	uint64_t thr = bch_fs_rw_reserve(c, d->idx) + n * pct / 100;
 
-	return bch_fs_rw_reserve(c, d->idx) + n * pct / 100;
+	if (!bch_rw_data_bucket_fits(c, d->idx))
+		thr = max_t(uint64_t, thr, d->nr_free + n * pct / 100);
+	return thr;
 }
 
 static const struct bch_dev_alloc *gc_dev(struct bch_fs *c, unsigned dev)
