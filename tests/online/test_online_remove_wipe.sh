@@ -52,6 +52,10 @@ uuid=$("$BCACHEFS" show-super "$WORK/v.img" | sed -n 's/^External UUID:[[:space:
 "$BCACHEFS" show-super "$WORK/w.img" | grep -q "^Devices:.*2" || fail "w.img: not a member of 2 before"
 run_ok rm-off "$BCACHEFS" device remove --fs "$WORK/v.img:$WORK/w.img" "$WORK/w.img"
 gone off "$WORK/w.img" "$uuid"
+# a command that opens a filesystem through one of its devices says the same
+"$BCACHEFS" fs usage "$WORK/w.img" > "$WORK/usage.out" 2>&1 && fail "fs usage opens the removed device"
+grep -qF "removed from filesystem $uuid: not a member any more" "$WORK/usage.out" ||
+	{ cat "$WORK/usage.out"; fail "fs usage does not say it was removed"; }
 # a copy whose magic was zeroed by anything else is not taken for removed:
 # its checksum was computed over the magic
 cp "$WORK/v.img" "$WORK/x.img"
