@@ -1015,6 +1015,14 @@ static void open_repairs(struct bch_fs *c, struct fsck_state *s)
 
 		if (!s->fixed[p])
 			continue;
+		/* a checkpoint would go through the lost nodes --no-scan-nodes leaves */
+		if (s->scan_declined) {
+			s->nr_fixed -= s->fixed[p];
+			s->fixed[p] = 0;
+			fsck_info(s, p, "%s (id %u): not repaired (--no-scan-nodes: nothing is repaired while nodes are lost)",
+				  bch_problems[p].name, bch_problems[p].id);
+			continue;
+		}
 		if (bch_fs_rw(c)) {
 			bch_fs_rw_want_checkpoint(c);
 			continue;

@@ -301,12 +301,11 @@ static int start_lost(struct bch_fs *c, struct fsck_state *s)
 
 	if (s->no_scan_nodes) {
 		s->scan_declined++;
-		if (s->fixed[PROB_journal_empty])
-			fsck_fix_failed(s, PROB_journal_empty,
-					"no btree has a root: only the node scan can recover them (run fsck without --no-scan-nodes)");
-		else
-			info(s, PROB_journal_empty,
-			     "no btree has a root: there is nothing to check (fsck -y without --no-scan-nodes recovers the btrees by scanning the devices)");
+		/* said "fixing" at open: left after all, not a failed repair */
+		s->nr_fixed -= s->fixed[PROB_journal_empty];
+		s->fixed[PROB_journal_empty] = 0;
+		info(s, PROB_journal_empty,
+		     "no btree has a root: not repaired, there is nothing to check (only the node scan can recover the btrees: run fsck without --no-scan-nodes)");
 		return 1;
 	}
 	if (!s->fixed[PROB_journal_empty]) {

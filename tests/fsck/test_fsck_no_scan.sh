@@ -8,8 +8,9 @@
 #     the later passes not run, the image byte-identical;
 #   - then fsck -y (the default: the scan runs): exit 1, and every key of
 #     the inodes, dirents, xattrs and extents btrees is what it was.
-# Also: --no-scan-nodes changes nothing on a clean filesystem, and
-# --scan-nodes with --no-scan-nodes is a usage error.
+# A journal with no usable entry (no btree has a root): the same, exit 4
+# and nothing written. Also: --no-scan-nodes changes nothing on a clean
+# filesystem, and --scan-nodes with --no-scan-nodes is a usage error.
 set -e
 . "$(dirname "$0")/../lib.sh"
 
@@ -83,4 +84,27 @@ for c in "inodes 1" "dirents root" "inodes 0"; do
 	done
 	rm -f "$img" "$WORK/$name.damaged"
 done
+
+# no usable journal entry: every journal bucket zeroed
+j=$WORK/journal.img
+truncate -s 32M "$j"
+"$BCACHEFS" format -q --bucket=32k "$j" > /dev/null || fail "format journal.img"
+buckets=$("$BCACHEFS" show-super -f journal "$j" | sed -n 's/^  Buckets:[[:space:]]*//p')
+[ -n "$buckets" ] || fail "no journal buckets in show-super"
+for b in $buckets; do
+	dd if=/dev/zero of="$j" bs=32k seek="$b" count=1 conv=notrunc status=none
+done
+cp "$j" "$WORK/journal.damaged"
+set +e
+"$BCACHEFS" fsck -y --no-scan-nodes "$j" > "$WORK/journal.out" 2>&1; rc=$?
+set -e
+[ $rc = 4 ] || { cat "$WORK/journal.out"; fail "no journal: fsck -y --no-scan-nodes: exit $rc, want 4"; }
+grep -q "run fsck without --no-scan-nodes" "$WORK/journal.out" ||
+	{ cat "$WORK/journal.out"; fail "no journal: fsck -y --no-scan-nodes does not say how to recover"; }
+cmp -s "$j" "$WORK/journal.damaged" || fail "no journal: fsck -y --no-scan-nodes changed the image"
+set +e
+"$BCACHEFS" fsck -y "$j" > "$WORK/journal.y" 2>&1; rc=$?
+set -e
+[ $rc = 1 ] || { cat "$WORK/journal.y"; fail "no journal: fsck -y: exit $rc, want 1"; }
+grep -q "rebuilt from the node scan" "$WORK/journal.y" || { cat "$WORK/journal.y"; fail "no journal: fsck -y did not scan"; }
 exit 0
