@@ -238,6 +238,7 @@ struct fsck_args {
 	bool			force;
 	bool			json;
 	bool			scan_nodes;
+	bool			no_scan_nodes;
 	struct bch_fs_opts	fs;
 };
 
@@ -286,6 +287,10 @@ static const struct cmd_opt fsck_opts[] = {
 		     "(done anyway when a root or interior node is lost, or the\n"
 		     "journal gives no roots: lost nodes are rebuilt from the\n"
 		     "newest leaves found)", struct fsck_args, scan_nodes),
+	CMD_OPT_BOOL(0, "no-scan-nodes", "never scan: a node that cannot be read, keys under lost\n"
+		     "pointers and a btree without a root are reported and left\n"
+		     "as they are, nothing more is repaired and the later passes\n"
+		     "are not run (exit 4)", struct fsck_args, no_scan_nodes),
 	CMD_OPT_PASSPHRASE_FILE(struct fsck_args, fs),
 	CMD_OPT_VERSION,
 	CMD_OPT_HELP,
@@ -334,6 +339,8 @@ int cmd_fsck(int argc, char *argv[])
 		argc -= i;
 		argv += i;
 	}
+	if (a.scan_nodes && a.no_scan_nodes)
+		cmd_usage_error(NULL, "--scan-nodes and --no-scan-nodes exclude each other");
 	mode = a.mode;
 	cli.json = a.json;
 	cli.verbose = opts->verbose > 0;
@@ -360,6 +367,7 @@ int cmd_fsck(int argc, char *argv[])
 	signal(SIGINT, fsck_sigint);
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
 	s.scan_nodes = a.scan_nodes;
+	s.no_scan_nodes = a.no_scan_nodes;
 	opts->fsck = &s;
 	opts->ask_passphrase = isatty(STDIN_FILENO) && !opts->passphrase_file;
 	/* -n opens the devices read-only; every other mode may repair */

@@ -942,33 +942,14 @@ int bch_fs_rewrite_nodes_on(struct bch_fs *c, unsigned dev, uint64_t *nr, struct
 
 /*
  * A removed device must no longer look like a member (show-super, mount,
- * fsck, device add, blkid): the magic of every superblock copy its layout
- * lists, of the layout inside each, and of the layout sector is zeroed. The rest stays, for
- * whoever wants to look at it with a hex editor. Best effort: the device
- * is out of the filesystem whatever happens here.
+ * fsck, device add, blkid, the 2018 tools) yet say what it was: see
+ * bch_sb_mark_removed(). Best effort: the device is out of the filesystem
+ * whatever happens here.
  */
 static void wipe_sb_magic(struct bch_member_dev *ca)
 {
-	static const uint8_t zero[16];
-	const struct bch_sb_layout *l;
-	unsigned nr;
-
-	if (!ca->io || !ca->sb)
-		return;
-	l = &ca->sb->layout;
-	nr = min_t(unsigned, l->nr_superblocks, BCH_SB_LAYOUT_MAX_SB);
-	for (unsigned i = 0; i < nr; i++) {
-		uint64_t off = le64_to_cpu(l->sb_offset[i]);
-
-		if (off && off < (ca->io->size >> 9)) {
-			dev_pwrite(ca->io, zero, sizeof(zero),
-				   (off << 9) + offsetof(struct bch_sb, magic));
-			dev_pwrite(ca->io, zero, sizeof(zero),
-				   (off << 9) + offsetof(struct bch_sb, layout.magic));
-		}
-	}
-	dev_pwrite(ca->io, zero, sizeof(zero), BCH_SB_LAYOUT_SECTOR << 9);
-	dev_flush(ca->io);
+	if (ca->io && ca->sb)
+		bch_sb_mark_removed(ca->io, &ca->sb->layout);
 }
 
 static int disk_remove(struct bch_admin *a, const struct bch_ioctl_disk *arg, const char *path,

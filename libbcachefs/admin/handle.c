@@ -261,6 +261,11 @@ int bch_member_sb_read(const char *path, uint8_t uuid[16], unsigned *idx,
 	} else if (ret == -BCH_ERR_not_bcachefs) {
 		pr_buf(err, "%s is not a bcachefs device", path);
 		ret = -ENOTTY;
+	} else if (ret == -BCH_ERR_sb_removed) {
+		/* the reader's one line: "PATH: removed from filesystem UUID: ..." */
+		while (why.pos && why.buf[why.pos - 1] == '\n')
+			why.buf[--why.pos] = 0;
+		pr_str(err, printbuf_str(&why));
 	} else {
 		pr_buf(err, "%s: cannot read its superblock: %s", path, bch_err_str(ret));
 	}

@@ -551,6 +551,71 @@ int bch_sb_layout_validate(const struct bch_sb_layout *l, struct printbuf *err)
 }
 
 /*
+ * A device taken out of its filesystem by device remove
+ * (bch_sb_mark_removed()): each copy keeps its bytes, but its magic (and
+ * that of its layout) is zero and its checksum was computed again over the
+ * zeroed magic. The 2018 tools and blkid look for the magic first, so none
+ * takes it for a member; the checksum, which matches only with that zero
+ * magic, tells it from a copy whose magic was damaged or erased by anything
+ * else. Is the copy at @sector such a copy? Its external uuid in @uuid.
+ */
+static bool sb_removed_at(struct bch_devio *io, uint64_t sector, uint8_t uuid[16])
+{
+	static const uint8_t zero[16];
+	struct printbuf why = PRINTBUF;
+	struct bch_sb *sb = xmalloc(BCH_SB_FIXED_BYTES), *hdr = NULL;
+	struct bch_csum_val got;
+	size_t bytes;
+	bool removed = false;
+
+	if (sb_pread(io, sb, BCH_SB_FIXED_BYTES, sector, &why) ||
+	    memcmp(sb->magic.b, zero, sizeof(zero)))
+		goto out;
+	/* the header checks of a live copy, on a copy of it with the magic back */
+	hdr = xmalloc(BCH_SB_FIXED_BYTES);
+	memcpy(hdr, sb, BCH_SB_FIXED_BYTES);
+	memcpy(hdr->magic.b, sb_magic, sizeof(sb_magic));
+	if (sb_check_header(hdr, &why, &bytes) || sb_range_check(io, bytes, sector, &why))
+		goto out;
+	sb = xrealloc(sb, bytes);
+	if (sb_pread(io, sb, bytes, sector, &why) || bch_sb_csum(sb, &got))
+		goto out;
+	removed = bch_csum_eq(bch_csum_from_bytes(&sb->csum), got);
+	if (removed)
+		memcpy(uuid, sb->user_uuid.b, 16);
+out:
+	free(hdr);
+	free(sb);
+	printbuf_exit(&why);
+	return removed;
+}
+
+/*
+ * A removed device: its copy at sector 8, else (a migrated layout) the
+ * copies its layout at sector 7, magic zeroed too, lists.
+ */
+static bool sb_removed(struct bch_devio *io, uint8_t uuid[16])
+{
+	static const uint8_t zero[16];
+	struct printbuf why = PRINTBUF;
+	struct bch_sb_layout l;
+	bool removed = sb_removed_at(io, BCH_SB_SECTOR, uuid);
+
+	if (removed || sb_pread(io, &l, sizeof(l), BCH_SB_LAYOUT_SECTOR, &why) ||
+	    memcmp(l.magic.b, zero, sizeof(zero)))
+		goto out;
+	memcpy(l.magic.b, sb_magic, sizeof(sb_magic));
+	if (bch_sb_layout_validate(&l, &why))
+		goto out;
+	for (unsigned i = 0; i < l.nr_superblocks && !removed; i++)
+		if (le64_to_cpu(l.sb_offset[i]) != BCH_SB_SECTOR)
+			removed = sb_removed_at(io, le64_to_cpu(l.sb_offset[i]), uuid);
+out:
+	printbuf_exit(&why);
+	return removed;
+}
+
+/*
  * The superblock at sector 8, else the copies the layout at sector 7 lists.
  * A migrated filesystem (60-clarifications) has no superblock at sector 8:
  * its layout's first copy is its primary, and using it is not a fallback.
@@ -578,6 +643,7 @@ static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validat
 {
 	struct printbuf why = PRINTBUF, msg = PRINTBUF;
 	struct bch_sb_layout layout;
+	uint8_t removed_uuid[16];
 	int r, r_primary;
 	unsigned i;
 
@@ -591,6 +657,13 @@ static int sb_read(struct bch_devio *io, struct bch_sb_handle *ret, bool validat
 	r = r_primary = sb_read_one(io, BCH_SB_SECTOR, validate, ret, &why);
 	if (!r)
 		goto out;
+	if (r == -BCH_ERR_not_bcachefs && sb_removed(io, removed_uuid)) {
+		pr_buf(&msg, "%s: removed from filesystem ", io->path);
+		pr_uuid(&msg, removed_uuid);
+		pr_str(&msg, ": not a member any more (format it to reuse it)\n");
+		r = r_primary = -BCH_ERR_sb_removed;
+		goto out;
+	}
 
 	pr_buf(&msg, "%s: superblock at sector %u: %s", io->path, BCH_SB_SECTOR,
 	       printbuf_str(&why));
@@ -1163,4 +1236,43 @@ int bch_sb_write(struct bch_devio *io, struct bch_sb *sb, struct printbuf *err)
 out:
 	printbuf_exit(&why);
 	return ret;
+}
+
+/*
+ * Every copy @l lists, then the layout at sector 7: see sb_removed_at().
+ * A copy that does not read as a superblock any more gets its magic zeroed
+ * all the same. Best effort: returns the first write error.
+ */
+int bch_sb_mark_removed(struct bch_devio *io, const struct bch_sb_layout *l)
+{
+	static const uint8_t zero[16];
+	unsigned nr = min_t(unsigned, l->nr_superblocks, BCH_SB_LAYOUT_MAX_SB);
+	int ret = 0, r;
+
+	for (unsigned i = 0; i < nr; i++) {
+		uint64_t off = le64_to_cpu(l->sb_offset[i]);
+		struct printbuf why = PRINTBUF;
+		struct bch_sb_handle h;
+		struct bch_csum_val csum;
+
+		if (!off || off >= (io->size >> BCH_SECTOR_SHIFT))
+			continue;
+		if (!bch_sb_read_at(io, off, &h, &why)) {
+			memset(h.sb->magic.b, 0, sizeof(h.sb->magic.b));
+			memset(h.sb->layout.magic.b, 0, sizeof(h.sb->layout.magic.b));
+			bch_sb_csum(h.sb, &csum);
+			bch_csum_to_bytes(csum, &h.sb->csum);
+			r = dev_pwrite(io, h.sb, h.bytes, off << BCH_SECTOR_SHIFT);
+			bch_sb_handle_free(&h);
+		} else {
+			r = dev_pwrite(io, zero, sizeof(zero),
+				       (off << BCH_SECTOR_SHIFT) + offsetof(struct bch_sb, magic));
+		}
+		printbuf_exit(&why);
+		ret = ret ?: r;
+	}
+	r = dev_pwrite(io, zero, sizeof(zero), (uint64_t)BCH_SB_LAYOUT_SECTOR << BCH_SECTOR_SHIFT);
+	ret = ret ?: r;
+	r = dev_flush(io);
+	return ret ?: r;
 }

@@ -74,6 +74,11 @@ int bch_sb_read_at(struct bch_devio *io, uint64_t sector,
  * the last attempt.
  */
 int bch_sb_read(struct bch_devio *io, struct bch_sb_handle *ret, struct printbuf *err);
+/*
+ * (A device removed from its filesystem: -BCH_ERR_sb_removed, and one line
+ * "<dev>: removed from filesystem UUID: not a member any more (format it
+ * to reuse it)".)
+ */
 
 /*
  * The same for a superblock that is to be used (the open path): a copy
@@ -123,6 +128,15 @@ void bch_sb_upgrade_in_memory(struct bch_sb *sb);
  * The superblock is validated first; nothing is written if it is invalid.
  */
 int bch_sb_write(struct bch_devio *io, struct bch_sb *sb, struct printbuf *err);
+
+/*
+ * Mark @io as removed from its filesystem (device remove): in every copy
+ * @l lists, the magic and the layout's magic zeroed and the checksum
+ * computed again; the layout at sector 7 has its magic zeroed. No tool
+ * takes it for a member any more; bch_sb_read() says "removed from
+ * filesystem UUID" (-BCH_ERR_sb_removed). Returns the first I/O error.
+ */
+int bch_sb_mark_removed(struct bch_devio *io, const struct bch_sb_layout *l);
 
 /* ---- field helpers ------------------------------------------------------ */
 

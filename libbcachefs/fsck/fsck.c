@@ -628,6 +628,9 @@ static int check_node(void *arg, const struct btree_node_visit *v)
 		fallback = v->level == v->root_level ? (int)PROB_btree_root_unreadable
 						     : (int)PROB_btree_node_unreadable;
 		w->s->lost_btrees |= 1U << v->btree_id;
+		/* its repair may need the scan (a leaf's salvage falls back to it too) */
+		if (w->s->no_scan_nodes)
+			w->s->scan_declined++;
 	}
 	if (!v->n)
 		cov_add(w, v->level == v->root_level ? POS_H_MIN : min,
@@ -690,6 +693,8 @@ static void fill_gaps(struct node_walk *w, unsigned id)
 		/* [cur, next) is in no node (the last: [cur, POS_MAX]) */
 		gmax = last || extents ? next : bpos_before(next);
 		w->s->lost_btrees |= 1U << id;
+		if (w->s->no_scan_nodes)
+			w->s->scan_declined++;
 		printbuf_reset(&a);
 		printbuf_reset(&b);
 		bch_bpos_to_text(&a, cur);
@@ -750,7 +755,7 @@ static void rebuild_whole(struct node_walk *w, unsigned id)
 	long got;
 
 	if (!w->nr_inner_repaired || w->nr_leaves_repaired || id == BTREE_ID_ALLOC ||
-	    !c->roots[id].present || w->s->read_only || !bch_fs_rw(c))
+	    !c->roots[id].present || w->s->read_only || w->s->no_scan_nodes || !bch_fs_rw(c))
 		return;
 	got = bch_fsck_scan_fill(c, w->s, id, BTREE_ITER_MAX_DEPTH, POS_H_MIN, POS_H_MAX, &u);
 	if (got <= 0)
@@ -793,6 +798,8 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 			printbuf_reset(&w.pending[l]);
 		}
 		/* what the walk could not give a node for: the root */
+		if (ret && s->no_scan_nodes)
+			s->scan_declined++;
 		if (report_lines(s, &err, ret ? (int)PROB_btree_root_unreadable : -1) &&
 		    c->roots[id].present && c->roots[id].level < BTREE_ITER_MAX_DEPTH) {
 			struct btree_node_visit v = {
@@ -809,6 +816,8 @@ static int pass_btree_nodes(struct bch_fs *c, struct fsck_state *s)
 			rebuild_whole(&w, id);
 		}
 		if (ret < 0) {
+			if (s->no_scan_nodes)
+				s->scan_declined++;
 			if (fsck_fix(s, PROB_btree_root_unreadable, "btree %s: cannot be walked: %s",
 				     bch_btree_id_str(id), bch_err_str(ret)) &&
 			    c->roots[id].present && c->roots[id].level < BTREE_ITER_MAX_DEPTH) {
@@ -1006,6 +1015,14 @@ static void open_repairs(struct bch_fs *c, struct fsck_state *s)
 
 		if (!s->fixed[p])
 			continue;
+		/* a checkpoint would go through the lost nodes --no-scan-nodes leaves */
+		if (s->scan_declined) {
+			s->nr_fixed -= s->fixed[p];
+			s->fixed[p] = 0;
+			fsck_info(s, p, "%s (id %u): not repaired (--no-scan-nodes: nothing is repaired while nodes are lost)",
+				  bch_problems[p].name, bch_problems[p].id);
+			continue;
+		}
 		if (bch_fs_rw(c)) {
 			bch_fs_rw_want_checkpoint(c);
 			continue;
@@ -1044,7 +1061,8 @@ static bool quick_check(struct bch_fs *c, struct fsck_state *s,
 	struct printbuf why = PRINTBUF;
 	bool ok;
 
-	if (s->nr_seen || s->scan_nodes || bch_fsck_scan_ran(s) || c->journal.lost || c->nr_errors)
+	if (s->nr_seen || s->scan_nodes || s->scan_declined || bch_fsck_scan_ran(s) ||
+	    c->journal.lost || c->nr_errors)
 		return false;
 	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
 		if (bch_sb_member_exists(c->sb, i) && (!c->devs[i] || !c->devs[i]->io))
@@ -1082,6 +1100,18 @@ int bch_fsck_run(struct bch_fs *c, struct fsck_state *s,
 		ret = fsck_passes[i].fn(c, s);
 		if (!ret && fsck_passes[i].fn == bch_fsck_sb && quick_check(c, s, progress, priv))
 			break;
+		/*
+		 * --no-scan-nodes left keys only the scan could recover: the
+		 * passes that follow would take them for gone (dirents of
+		 * missing inodes, unreachable files...) and report or delete
+		 * what is still there
+		 */
+		if (!ret && fsck_passes[i].fn == pass_btree_nodes && s->scan_declined) {
+			fsck_info(s, PROB_btree_node_unreadable,
+				  "--no-scan-nodes: btree nodes or keys under lost pointers are left as they are (only the node scan can recover them): "
+				  "the passes after the node pass are not run; run fsck without --no-scan-nodes to recover them");
+			break;
+		}
 	}
 	if (progress && !ret)
 		progress(priv, "fsck done");

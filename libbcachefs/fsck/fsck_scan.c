@@ -220,6 +220,11 @@ long bch_fsck_scan_fill(struct bch_fs *c, struct fsck_state *s, unsigned btree_i
 	long nr;
 
 	memset(u, 0, sizeof(*u));
+	/* the callers decline first; never a scan behind the user's back */
+	if (s->no_scan_nodes) {
+		s->scan_declined++;
+		return -1;
+	}
 	if (scan_run(c, s) && !s->scan->ns.nr)
 		return -1;
 	fs = s->scan;
@@ -294,6 +299,15 @@ static int start_lost(struct bch_fs *c, struct fsck_state *s)
 	uint64_t seq;
 	int ret;
 
+	if (s->no_scan_nodes) {
+		s->scan_declined++;
+		/* said "fixing" at open: left after all, not a failed repair */
+		s->nr_fixed -= s->fixed[PROB_journal_empty];
+		s->fixed[PROB_journal_empty] = 0;
+		info(s, PROB_journal_empty,
+		     "no btree has a root: not repaired, there is nothing to check (only the node scan can recover the btrees: run fsck without --no-scan-nodes)");
+		return 1;
+	}
 	if (!s->fixed[PROB_journal_empty]) {
 		if (s->scan_nodes)
 			scan_run(c, s);
@@ -370,8 +384,17 @@ int bch_fsck_scan_start(struct bch_fs *c, struct fsck_state *s,
 	}
 	/* the node pass reads them again, and says what it finds */
 	bch_btree_cache_exit(c);
-	if (fs->nr || (missing && !s->read_only))
+	if (s->no_scan_nodes && (fs->nr || missing)) {
+		/* before any repair: the run only reports (the node pass says what is lost) */
+		s->scan_declined++;
+		info(s, PROB_btree_node_unreadable,
+		     "--no-scan-nodes: %zu root or interior node%s cannot be read%s: nothing is repaired in this run "
+		     "(only the node scan can recover what %s; run fsck without --no-scan-nodes)",
+		     fs->nr, fs->nr == 1 ? "" : "s", missing ? ", a btree has no root" : "",
+		     fs->nr + missing == 1 ? "it held" : "they held");
+	} else if (fs->nr || (missing && !s->read_only)) {
 		want = true;
+	}
 	if (want) {
 		scan_run(c, s);
 		/* the lost ranges' keys, before any repair writes anything */

@@ -34,7 +34,7 @@ static bool decide(struct fsck_state *s, enum bch_problem p, const char *msg)
 {
 	unsigned flags = bch_problems[p].flags;
 
-	if (!(flags & PROB_FIXABLE) || s->cancelled || s->read_only)
+	if (!(flags & PROB_FIXABLE) || s->cancelled || s->read_only || s->scan_declined)
 		return false;
 
 	switch (s->mode) {
@@ -102,6 +102,8 @@ bool fsck_fix(struct fsck_state *s, enum bch_problem p, const char *fmt, ...)
 			what = " (run fsck to repair)";
 		else if (s->read_only && s->mode != FSCK_NO)
 			what = ", not fixing (the filesystem cannot be written)";
+		else if (s->scan_declined && s->mode != FSCK_NO)
+			what = ", not fixing (--no-scan-nodes: what only the node scan can recover is left as it is)";
 		else
 			what = ", not fixing";
 		pr_str(&msg, what);

@@ -153,6 +153,16 @@ struct fsck_state {
 	unsigned long		nr_repair_failed;
 	/* fsck --scan-nodes: scan the devices for btree nodes whatever happens */
 	bool			scan_nodes;
+	/*
+	 * fsck --no-scan-nodes: never scan. What only the scan could repair
+	 * (a node that cannot be read, keys under lost pointers, a btree
+	 * without a root) is reported and left, and from then on nothing is
+	 * repaired: the passes after the node pass do not run
+	 * (bch_fsck_run()), so nothing the scan would have found is deleted.
+	 * @scan_declined counts those places.
+	 */
+	bool			no_scan_nodes;
+	unsigned long		scan_declined;
 	/* the node scan of this run (fsck_scan.c), NULL until it is needed */
 	struct fsck_scan	*scan;
 	/* -p met a PROB_HALTS_PREEN problem: nothing more is fixed */

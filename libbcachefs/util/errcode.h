@@ -43,7 +43,8 @@
 	x(decompress,		EIO,		"data could not be decompressed")	\
 	x(fsck_errors,		EUCLEAN,	"filesystem has errors")		\
 	x(read_only,		EROFS,		"filesystem opened read-only")		\
-	x(nospc,		ENOSPC,		"no space left on device")
+	x(nospc,		ENOSPC,		"no space left on device")	\
+	x(sb_removed,		EINVAL,		"removed from its filesystem (device remove): not a member any more")
 
 #define BCH_ERR_START 2048
 

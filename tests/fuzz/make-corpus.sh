@@ -128,6 +128,14 @@ with open(sys.argv[1], "r+b") as f:
 PY
 seeds own-replicas2-bad-copies "$T/r1.img" "$T/r2.img"
 
+# a device taken out by device remove: magic zeroed, checksum over the
+# zeroed magic (the reader says "removed from filesystem UUID")
+rm -f "$T/m1.img" "$T/m2.img"
+truncate -s 4M "$T/m1.img" "$T/m2.img"
+"$BCACHEFS" format -q -f --bucket_size=4k --btree_node_size=4k "$T/m1.img" "$T/m2.img"
+"$BCACHEFS" device remove --fs "$T/m1.img:$T/m2.img" "$T/m2.img" > /dev/null
+seeds own-removed-device "$T/m2.img"
+
 # whole images over IMAGE_MAX bytes: dropped
 find "$out/image" -type f -size +"$IMAGE_MAX"c -print -delete | sed 's|.*/|dropped (too big): |'
 mkdir -p "$out/mount"

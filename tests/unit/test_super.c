@@ -680,6 +680,57 @@ static void test_write_read(void **state)
 	unlink(p);
 }
 
+/*
+ * device remove: every copy's magic zeroed, checksum computed again. The
+ * readers say "removed from filesystem UUID"; a magic zeroed by anything
+ * else (checksum over the magic) stays "not bcachefs".
+ */
+static void test_mark_removed(void **state)
+{
+	const char *p = tmpfile_path("removed.img");
+	struct printbuf err = PRINTBUF;
+	struct bch_sb_handle h;
+	struct bch_devio *io;
+	struct sbuf s;
+	int i;
+
+	make_sb(&s, 1, 0x31);
+	write_sb_file(p, S(&s));
+	assert_int_equal(dev_open(p, DEV_RW, &io), 0);
+	/* twice: the second finds no magic and changes nothing */
+	for (i = 0; i < 2; i++)
+		assert_int_equal(bch_sb_mark_removed(io, &S(&s)->layout), 0);
+	dev_close(io);
+	assert_int_equal(read_sb_file(p, &h, &err), -BCH_ERR_sb_removed);
+	assert_null(h.sb);
+	assert_non_null(strstr(printbuf_str(&err),
+		"removed from filesystem 32323232-3232-3232-3232-323232323232: not a member any more"));
+	printbuf_reset(&err);
+
+	/* the primary damaged: the copies the layout at sector 7 lists */
+	patch_file(p, 8 * 512 + 80, 0xff);
+	assert_int_equal(read_sb_file(p, &h, &err), -BCH_ERR_sb_removed);
+	printbuf_reset(&err);
+
+	/* the backup too: nothing says it was removed */
+	patch_file(p, 136 * 512 + 80, 0xff);
+	assert_int_equal(read_sb_file(p, &h, &err), -BCH_ERR_not_bcachefs);
+	if (strstr(printbuf_str(&err), "removed from"))
+		fail_msg("%s", printbuf_str(&err));
+	printbuf_reset(&err);
+
+	/* a live copy whose magic is zeroed by hand: its checksum covers the magic */
+	write_sb_file(p, S(&s));
+	assert_int_equal(dev_open(p, DEV_RW, &io), 0);
+	assert_int_equal(dev_pwrite(io, (uint8_t[16]){ 0 }, 16, 8 * 512 + 24), 0);
+	dev_close(io);
+	assert_int_equal(read_sb_file(p, &h, &err), 0);
+	assert_true(h.from_backup);
+	bch_sb_handle_free(&h);
+	printbuf_exit(&err);
+	unlink(p);
+}
+
 static void test_read_small_files(void **state)
 {
 	const char *p = tmpfile_path("small.img");
@@ -1254,6 +1305,7 @@ int main(void)
 		cmocka_unit_test(test_check_copy),
 		cmocka_unit_test(test_csum_vector),
 		cmocka_unit_test(test_write_read),
+		cmocka_unit_test(test_mark_removed),
 		cmocka_unit_test(test_read_small_files),
 		cmocka_unit_test(test_write_refuses_invalid),
 		cmocka_unit_test(test_to_text),
