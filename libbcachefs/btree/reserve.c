@@ -187,10 +187,19 @@ static bool trans_leaves(struct bch_fs *c, const struct btree_trans *t, uint64_t
 void bch_rw_touched_commit(struct bch_fs *c, const struct btree_trans *t, size_t inserted)
 {
 	struct bch_fs_rw *rw = c->rw;
-	bool exact = touched_exact(c);
 
+	/*
+	 * The overlay counted the keys just inserted: the set is still the
+	 * overlay's when nothing else changed it since (compare after adding
+	 * them, else no commit ever adds its leaves and an empty set passes
+	 * for exact)
+	 */
 	rw->ov_changes += inserted;
-	if (exact && !trans_leaves(c, t, NULL, true))
+	if (!touched_exact(c)) {
+		rw->touched_exact = false;
+		return;
+	}
+	if (!trans_leaves(c, t, NULL, true))
 		rw->touched_exact = false;
 }
 

@@ -354,6 +354,39 @@ out:
 }
 
 /*
+ * A commit of moves: it empties the chosen buckets, an operation that
+ * frees space, so it takes the recovery reserve (btree/reserve.h) like an
+ * unlink. The copies' buckets were taken only while the next checkpoint's
+ * nodes and that reserve fitted (bch_rw_move_bucket_fits()); outside of
+ * it the commit would find those buckets gone and drop moves already
+ * written.
+ */
+static int gc_commit(struct btree_trans *t, struct printbuf *err)
+{
+	bool old = bch_fs_rw_use_reserve(t->c, true);
+	int ret = bch_trans_commit(t, err);
+
+	bch_fs_rw_use_reserve(t->c, old);
+	return ret;
+}
+
+/*
+ * Does the next checkpoint's bound with the moves of @t added leave less
+ * than the recovery reserve? Then they commit now: each move may bring
+ * new leaves into the bound (several nodes each), and the copies of the
+ * next ones take buckets; committed before that, the bound of @t always
+ * fits the commit's reserve mode.
+ */
+static bool gc_trans_full(const struct btree_trans *t)
+{
+	struct printbuf ignore = PRINTBUF;
+	bool full = bch_rw_trans_fits(t->c, t, &ignore) != 0;
+
+	printbuf_exit(&ignore);
+	return full;
+}
+
+/*
  * One chunk of the walk from *@pos (engine lock held): at most
  * GC_CHUNK_KEYS keys (and GC_CHUNK_BYTES moved, GC_CHUNK_NS spent unless
  * @locked: a caller that holds the lock for the whole pass has nobody to
@@ -395,8 +428,8 @@ static int gc_chunk(struct gc_pass *p, struct bpos_h *pos, bool locked, bool *do
 			ret = gc_key(p, &t, &copy);
 			if (ret)
 				break;
-			if (t.nr >= GC_TRANS_KEYS) {
-				ret = bch_trans_commit(&t, &err);
+			if (t.nr >= GC_TRANS_KEYS || (t.nr && gc_trans_full(&t))) {
+				ret = gc_commit(&t, &err);
 				if (ret)
 					break;
 				bch_mover_release(&p->m);
@@ -411,7 +444,7 @@ static int gc_chunk(struct gc_pass *p, struct bpos_h *pos, bool locked, bool *do
 		ret = 0;
 	}
 	if (!ret && t.nr)
-		ret = bch_trans_commit(&t, &err);
+		ret = gc_commit(&t, &err);
 	/* the copies' buckets now count what the committed keys put there */
 	bch_mover_release(&p->m);
 	if (ret)

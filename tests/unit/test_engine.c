@@ -40,6 +40,7 @@
 #include "bkey/bkey_types.h"
 #include "bkey/inode.h"
 #include "btree/btree_update.h"
+#include "btree/reserve.h"
 #include "core/bch_fs.h"
 #include "dev/super.h"
 #include "format/format.h"
@@ -584,6 +585,49 @@ static void test_full_reserve(void **state)
 	stop_close(c);
 }
 
+/*
+ * The bound of the next checkpoint (btree/reserve.c) counts the leaves
+ * the committed keys landed in: keys spread over many leaves, one commit
+ * each, and the checkpoint writes no more nodes than the bound said
+ * (before, the set of leaves stayed empty: every commit compared the
+ * overlay's change count before adding its own keys).
+ */
+static void test_ckpt_need_leaves(void **state)
+{
+	struct printbuf err = PRINTBUF;
+	struct bch_rw_stats s0, s1;
+	struct btree_trans t;
+	struct bch_fs *c;
+	uint64_t need0, need;
+
+	format(1, "");
+	c = open_imgs(1, false);
+	rw_start(c);
+	bch_fs_rw_set_batch(c, true);
+	bch_trans_init(&t, c);
+	for (uint64_t inum = 5000; inum < 9000; inum++) {
+		put_inode(&t, inum, 1);
+		if (t.nr == 64 || inum == 8999)
+			assert_int_equal(bch_trans_commit(&t, &err), 0);
+	}
+	bch_trans_exit(&t);
+	assert_int_equal(bch_fs_checkpoint(c, &err), 0);
+	need0 = bch_rw_ckpt_need(c, NULL);
+	/* one key every 400 inodes: a different leaf each */
+	for (uint64_t inum = 5000; inum < 9000; inum += 400)
+		assert_int_equal(commit_inode(c, inum, 2), 0);
+	need = bch_rw_ckpt_need(c, NULL);
+	/* ten leaves, each into at most two nodes */
+	assert_true(need >= need0 + 2 * 8);
+	bch_fs_rw_stats(c, &s0);
+	assert_int_equal(bch_fs_checkpoint(c, &err), 0);
+	bch_fs_rw_stats(c, &s1);
+	assert_true(s1.nodes_written - s0.nodes_written <= need);
+	assert_true(s1.nodes_written - s0.nodes_written >= 10);
+	printbuf_exit(&err);
+	stop_close(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -592,6 +636,7 @@ int main(void)
 		cmocka_unit_test(test_batch_flush),
 		cmocka_unit_test(test_allocator_hooks),
 		cmocka_unit_test(test_full_reserve),
+		cmocka_unit_test(test_ckpt_need_leaves),
 		cmocka_unit_test(test_stop_checkpoints),
 		cmocka_unit_test(test_force_rewrite),
 		cmocka_unit_test(test_sb_write),
