@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs data rereplicate|migrate|scrub (spec 50 §7.9; the seed's
+ * bcachefs data rereplicate|migrate|scrub (doc/ioctl.md §9.10; the seed's
  * BCH_DATA_OP_SCRUB): start a job in the mount (or in this process for an
  * unmounted filesystem) and follow its progress (cmd_online.c): a bar on a
  * terminal, a plain line at every tenth otherwise; Ctrl-C stops the job

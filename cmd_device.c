@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bcachefs device add|remove|online|offline|evacuate|set-state|resize
- * (spec 50 §7.2-7.8): each finds the filesystem (a mount, or the devices
+ * (doc/ioctl.md §9.5-§9.9): each finds the filesystem (a mount, or the devices
  * of an unmounted one, opened here) and sends the seed's ioctl through
  * bch_ioctl(); the work is the engine's (libbcachefs/admin_dev.c).
  *
- * Differences from the 2018 tool, on purpose (spec 50 §13):
+ * Differences from the 2018 tool, on purpose (doc/tools.md §8):
  *   - device remove moves the data off first (an evacuate job), then
  *     removes; -f allows losing what could not be moved;
  *   - device evacuate sets the device read-only first;
@@ -220,7 +220,7 @@ static const struct cmd_def add_def = {
 	.opts = add_opts, .max_args = 2, .needs = CMD_NEEDS_MOUNTED, .help_col = 27,
 };
 
-/* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
+/* Ask "Proceed anyway?" on a terminal; refuse otherwise (doc/tools.md §1.4). */
 static void confirm_overwrite(const char *path, const char *what)
 {
 	char *line = NULL;

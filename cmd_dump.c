@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bcachefs dump: the metadata of a filesystem as one qcow2 image per
- * member device (spec 50 §9.1, libbcachefs/dump.h), readable by qemu-img.
+ * member device (doc/tools.md §5, libbcachefs/dump.h), readable by qemu-img.
  *
  * Unlike the 2018 tool the outputs are checked (only a regular file is
  * replaced, and only with -f) and their temporary files created before

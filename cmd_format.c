@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs format (and mkfs.bcachefs): spec 50 §2, 10 §5.
+ * bcachefs format (and mkfs.bcachefs): doc/tools.md §2.
  *
  * Options are read left to right; device options apply to every device that
  * follows until changed, except --fs_size, which applies to the next device
- * only (spec 50 §2.2). Everything is checked and the superblock is built in
+ * only (doc/tools.md §2.1). Everything is checked and the superblock is built in
  * memory before anything is written: a refused format leaves the devices as
  * they were.
  */
@@ -249,7 +249,7 @@ static const struct cmd_def format_def = {
 "16 usage error.\n",
 };
 
-/* Ask "Proceed anyway?" on a terminal; refuse otherwise (spec 50 §1.7). */
+/* Ask "Proceed anyway?" on a terminal; refuse otherwise (doc/tools.md §1.4). */
 static void confirm_overwrite(const char *path, const char *what)
 {
 	char *line = NULL;
@@ -326,7 +326,7 @@ static void source_progress(void *priv, uint64_t files, uint64_t bytes, int done
 }
 
 /*
- * Initialise the filesystem just written (spec 10 §5.10): open it read-write
+ * Initialise the filesystem just written (doc/engine.md §13): open it read-write
  * with every device and run the first-mount initialisation. The passphrase
  * already read is handed to the open through an anonymous memory file, so
  * it is neither asked for again nor written anywhere.
@@ -438,7 +438,7 @@ static void format_check_args(struct format_args *a)
 	printbuf_exit(&err);
 }
 
-/* The passphrase comes first, before any device is opened (spec 50 §2.6). */
+/* The passphrase comes first, before any device is opened (doc/tools.md §2.1). */
 static void format_passphrase(struct format_args *a)
 {
 	char *passphrase = NULL;

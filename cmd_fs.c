@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs fs usage (spec 50 §7.1): space usage of a mounted filesystem
+ * bcachefs fs usage (doc/ioctl.md §9.2): space usage of a mounted filesystem
  * through BCH_IOCTL_USAGE, as the 2018 tool printed it (bytes by default,
  * -h human-readable), plus the bytes of each replicas entry; or one JSON
  * object (--json). An unmounted filesystem is opened read-only from its
@@ -741,7 +741,7 @@ static void fs_usage(const char *arg, bool json)
 		if (!ret)
 			break;
 		free(u);
-		/* the kernel says ERANGE (spec 50 §7.1 bug), the 2018 tool expected ENOSPC */
+		/* the kernel says ERANGE (doc/ioctl.md §9.2 bug), the 2018 tool expected ENOSPC */
 		if ((ret != -ERANGE && ret != -ENOSPC) || slots >= BCH_CTL_USAGE_DEVS_MAX) {
 			online_ioctl_err(h, "BCH_IOCTL_USAGE", ret);
 			exit(EXIT_FAIL);

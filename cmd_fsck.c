@@ -164,7 +164,7 @@ static int fsck_exit_code(const struct fsck_state *s)
  * A filesystem whose superblock says it was never initialised (format
  * --no_initialize, or the 2018 format): problem sb_not_initialized. When
  * it is to be fixed, reopen read-write and run the first-mount
- * initialisation (spec 10 §5.10). Returns 0 when @c is initialised (the
+ * initialisation (doc/engine.md §13). Returns 0 when @c is initialised (the
  * passes can run), 1 when it is left uninitialised, or an error (then @c
  * is closed and NULL, the message printed).
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The encryption commands (spec 50 §5, 40 §40.4):
+ * The encryption commands (doc/tools.md §7, doc/format.md §9):
  *
  *   unlock             passphrase -> wrapping key -> kernel keyring, so the
  *                      kernel (logon key) and our own opens (user key) find it;
@@ -8,7 +8,7 @@
  *                      member device;
  *   remove-passphrase  store the master key in clear on every member device.
  *
- * Better than 2018 (spec 50 §13.15): set/remove-passphrase ask for the
+ * Better than 2018 (doc/tools.md §8): set/remove-passphrase ask for the
  * current passphrase when the key is not in the keyring, set-passphrase
  * works on a filesystem whose key is stored in clear (it sets the scrypt
  * parameters format uses), refuses an empty new passphrase and mounted

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bcachefs list: print the keys (or the nodes) of one btree of an
- * unmounted filesystem (spec 50 §9.3). The filesystem is opened read-only;
+ * unmounted filesystem (doc/tools.md §4). The filesystem is opened read-only;
  * journal keys not yet replayed are shown over the btree keys, as the
  * 2018 tool did after its in-memory replay. Key lines are the 2018 lines.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs migrate / migrate-superblock (spec 50 §10, libbcachefs/migrate.h):
+ * bcachefs migrate / migrate-superblock (doc/tools.md §6, libbcachefs/migrate.h):
  * turn a mounted ext2/3/4 or xfs filesystem into bcachefs in place, file
  * data linked where it lies; then put the superblock at its default place.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs show-super: print the superblock of one device (spec 50 §3).
+ * bcachefs show-super: print the superblock of one device (doc/tools.md §3).
  * Reads that device's superblock only (primary, else a backup), read-only;
  * no full validation and no filesystem open, so it works on damaged and
  * mounted devices.

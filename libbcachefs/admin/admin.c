@@ -69,7 +69,7 @@ int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u)
 	return 0;
 }
 
-/* ---- member lookup (spec 50 §8.3) ------------------------------------------ */
+/* ---- member lookup (doc/ioctl.md §8) ------------------------------------------ */
 
 /* ---- USAGE ---------------------------------------------------------------- */
 
@@ -162,7 +162,7 @@ static int usage_node(void *arg, const struct btree_node_visit *v)
 	return 0;
 }
 
-/* Sectors a pointer with @crc takes on disk for @size live sectors (30 §5.5). */
+/* Sectors a pointer with @crc takes on disk for @size live sectors (doc/engine.md §8.2). */
 static uint64_t disk_sectors(const struct bch_extent_crc_unpacked *crc, uint64_t size)
 {
 	if (!crc->compression_type || !crc->uncompressed_size)

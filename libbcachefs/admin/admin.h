@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Administering a running filesystem (spec 50 §8): one engine function per
+ * Administering a running filesystem (doc/ioctl.md §3): one engine function per
  * control ioctl, each taking the seed's ioctl structure. The same
  * functions serve the mount's control socket (mount/ctl.c) and commands
  * that open an unmounted filesystem in-process (handle.c), through one
@@ -15,7 +15,7 @@
  *   bch_admin_out_exit(&out);
  *   bch_admin_free(a);                      // stops the jobs first
  *
- * Errors are -errno with the kernel's values (spec 50 §8.4); the message
+ * Errors are -errno with the kernel's values (doc/ioctl.md §9); the message
  * in out.msg says what, where and what to do.
  *
  * Member changes (add, remove, online, offline, set-state, resize) go
@@ -47,7 +47,7 @@ void bch_admin_stop_jobs(struct bch_admin *a);
 /*
  * Run one request. Returns >= 0 (DISK_GET_IDX: the index; DATA: 0 and the
  * job in out->job_fd) or -errno: -ENOTTY unknown number, -EPERM not
- * privileged, -EINVAL/-ENOENT/... as spec 50 §8.4 says.
+ * privileged, -EINVAL/-ENOENT/... as doc/ioctl.md §9 says.
  */
 int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		    struct bch_admin_out *out);
@@ -57,7 +57,7 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u);
 
 /*
- * Usage of @c (spec 50 §7.1, §8.4 USAGE; 30 §5.5-5.7, §6.3), counted from
+ * Usage of @c (doc/ioctl.md §9.2, §9 USAGE; doc/engine.md §8.2-§8.6, doc/ioctl.md §9.2), counted from
  * the btrees as a mark of every pointer would count it: @u has room for
  * u->nr_devices device slots. -ERANGE when a member index does not fit.
  */

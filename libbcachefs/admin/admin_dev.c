@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Member devices of a running filesystem (spec 50 §8.3, §8.4; 30 §7):
+ * Member devices of a running filesystem (doc/ioctl.md §8, §9, doc/engine.md §16):
  * see admin_dev.h. Every function runs with the engine lock held, on a
  * started engine (read-only mounts get -EROFS).
  *
@@ -129,7 +129,7 @@ static const char *type_str(unsigned t)
 
 /*
  * May member @dev stop holding data (go offline, failed, spare, be
- * removed) with @flags (spec 50 §8.4 SET_STATE, 30 §7.6)? With @dev
+ * removed) with @flags (doc/ioctl.md §9 SET_STATE, doc/engine.md §2.2)? With @dev
  * counted as offline, every journal, btree and user replicas entry must
  * keep a copy on a member that is present and neither failed nor spare
  * (unless the LOST flag of its kind), and may keep fewer copies than the
@@ -760,7 +760,7 @@ static unsigned copies_without(struct bch_fs *c, const struct bkey_ref *k, unsig
 }
 
 /*
- * Drop every pointer to @dev from the extents (spec 50 §8.4 REMOVE step 3):
+ * Drop every pointer to @dev from the extents (doc/ioctl.md §9 REMOVE step 3):
  * first a count of what would be lost or degraded against @flags (nothing
  * changes when refused), then the keys, a batch per transaction.
  */
@@ -846,7 +846,7 @@ static int drop_data(struct bch_fs *c, unsigned dev, uint32_t flags, struct prin
 
 				e.type = KEY_TYPE_ERROR;	/* the data is lost */
 				bch_trans_update(&t, BTREE_ID_EXTENTS, &e, NULL, 0);
-				/* error keys hold no space: the inode's i_sectors follows (40 §40.5.7) */
+				/* error keys hold no space: the inode's i_sectors follows (doc/format.md §5.5.7) */
 				if (nr_lost_in && lost_in[nr_lost_in - 1].inum == e.p.inode)
 					lost_in[nr_lost_in - 1].sectors += e.size;
 				else

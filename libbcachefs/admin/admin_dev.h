@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Member devices of a running filesystem (spec 50 §8.4): add, remove,
+ * Member devices of a running filesystem (doc/ioctl.md §9): add, remove,
  * online, offline, set-state, resize. Each request is one engine function;
  * bch_admin_dev_ioctl() picks it (engine lock held).
  */
@@ -28,7 +28,7 @@ int bch_admin_dev_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
  */
 int bch_fs_rewrite_nodes_on(struct bch_fs *c, unsigned dev, uint64_t *nr, struct printbuf *msg);
 
-/* Member @idx from (@flags, @dev, @path) as spec 50 §8.3 says. */
+/* Member @idx from (@flags, @dev, @path) as doc/ioctl.md §8 says. */
 int bch_fs_member_lookup(struct bch_fs *c, uint32_t flags, uint64_t dev, const char *path,
 			 unsigned *idx, struct printbuf *msg);
 

@@ -17,7 +17,7 @@
  * The job descriptor is a second SOCK_SEQPACKET socket: each request
  * (struct bch_job_req) gets one reply: the 128-byte progress event, or the
  * job's result (struct bch_job_result + message) once it has ended.
- * Closing it stops the job (spec 50 §8.5).
+ * Closing it stops the job (doc/ioctl.md §7).
  *
  * Everything is host byte order (the ioctl ABI is x86-64 little-endian).
  * The decoders are the trust boundary of the mount process: every length,

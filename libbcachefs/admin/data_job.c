@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Data jobs (spec 50 §8.4 DATA, §8.5; 30 §8): see data_job.h.
+ * Data jobs (doc/ioctl.md §9 DATA, doc/ioctl.md §7, doc/engine.md §17): see data_job.h.
  *
  * A job is two threads: the worker, which takes the engine lock for a
  * batch of extents at a time (so the mount keeps serving files), and the
@@ -10,7 +10,7 @@
  *
  * Every extent the worker changes is one transaction: the new copies are
  * written first (the stored bytes as they are, with the same crc entry and
- * the same key version: 30 §8.2), then the key with the changed pointer
+ * the same key version: doc/engine.md §17), then the key with the changed pointer
  * set is committed. The old copy's bucket is freed only once the journal
  * entry of that commit is durable (the engine's pending frees, alloc.h),
  * so a job killed at any point loses nothing; running it again picks up

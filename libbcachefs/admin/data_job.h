@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Data jobs (spec 50 §8.4 DATA, §8.5; 30 §8): rereplicate, migrate,
+ * Data jobs (doc/ioctl.md §9 DATA, doc/ioctl.md §7, doc/engine.md §17): rereplicate, migrate,
  * scrub, each an engine thread that moves one extent per transaction and
  * publishes progress records through its job descriptor.
  */

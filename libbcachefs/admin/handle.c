@@ -115,7 +115,7 @@ static int connect_socket(const uint8_t uuid[16], int *fd, struct printbuf *err)
 	return ret;
 }
 
-/* A kernel's control device for @uuid (spec 50 §6.2), or -ENOENT. */
+/* A kernel's control device for @uuid (doc/ioctl.md §2), or -ENOENT. */
 static int open_kernel_ctl(const uint8_t uuid[16], int *fd, struct printbuf *err)
 {
 	char uu[37], path[PATH_MAX], buf[32];

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reaching a filesystem to administer it (spec 50 §6): one client call,
+ * Reaching a filesystem to administer it (doc/ioctl.md §2): one client call,
  * bch_ioctl(handle, nr, arg), with the kernel's semantics, whatever is
  * behind the handle:
  *
  *   - our mount: the control socket /run/bcachefs/UUID/ctl of the mount
  *     process (ctl_proto.h; BCACHEFS_RUN_DIR overrides /run/bcachefs);
- *   - a kernel control device /dev/bcachefsN-ctl (spec 6.2, 6.4): the
+ *   - a kernel control device /dev/bcachefsN-ctl (doc/ioctl.md §2): the
  *     real ioctl(2);
  *   - an unmounted filesystem opened in this process (the devices given):
  *     the same engine functions (admin.h), called directly.
@@ -16,7 +16,7 @@
  *   - a path inside a mount: BCH_IOCTL_QUERY_UUID on it (our FUSE mount
  *     answers it on any file or directory), then by UUID;
  *   - a member device (or image file): its superblock names the UUID and
- *     the member index (spec 6.3); by UUID, or in-process when it is not
+ *     the member index (doc/ioctl.md §2); by UUID, or in-process when it is not
  *     mounted and the caller allows it (then every member device must be
  *     given: DEV[:DEV...]).
  *

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The simple allocator: bucket marking (30 §5.5), journal bucket choice
- * (10 §5.10), metadata buckets with replicas (30 §3.5, §5.6), alloc keys
- * (30 §5.3) and the superblock replicas table (30 §7.1).
+ * The simple allocator: bucket marking (doc/engine.md §8.2), journal bucket choice
+ * (doc/engine.md §13), metadata buckets with replicas (doc/format.md §6.8, doc/engine.md §8.5), alloc keys
+ * (doc/format.md §5.8) and the superblock replicas table (doc/format.md §2.9).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -431,7 +431,7 @@ int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsi
 	return 0;
 }
 
-/* Alloc keys (fields 0: value `00 gen 00..`, 30 §5.3) of the buckets @want selects. */
+/* Alloc keys (fields 0: value `00 gen 00..`, doc/format.md §5.8) of the buckets @want selects. */
 static void alloc_keys(struct bch_allocator *a, bool (*want)(struct bucket_h *),
 		       struct bkey_ref **keys, uint64_t **vals, size_t *nr)
 {

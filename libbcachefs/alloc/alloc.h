@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * A simple allocator (spec 30 §5, §7): in-memory bucket state for each
+ * A simple allocator (doc/engine.md §8, §16): in-memory bucket state for each
  * member (what each bucket holds, its gen), marked from the superblock
  * layout, the journal field and anything the caller marks; free buckets
  * for metadata that are never ones in use; alloc keys for the buckets
  * whose gen changed; journal bucket choice for a new filesystem
- * (10 §5.10, 30 §1.1); and the superblock replicas table (30 §7).
+ * (doc/engine.md §13, doc/format.md §6.1); and the superblock replicas table (doc/engine.md §16).
  *
  * Single-threaded and offline: there are no free lists or reserves, a
  * bucket is "available" when nothing is marked in it and it was not
- * handed out before (30 §5.6 without the runtime machinery).
+ * handed out before (doc/engine.md §8.5 without the runtime machinery).
  */
 #ifndef BCH_ALLOC_H
 #define BCH_ALLOC_H
@@ -82,7 +82,7 @@ static inline const struct bucket_h *bch_bucket(const struct bch_dev_alloc *d, u
  */
 struct bucket_h *bch_bucket_mut(struct bch_dev_alloc *d, uint64_t b);
 
-/* In-memory replicas table (30 §7.1): entries as device bitmasks. */
+/* In-memory replicas table (doc/format.md §2.9): entries as device bitmasks. */
 struct bch_replicas_h {
 	uint8_t		data_type;
 	uint64_t	devs;		/* bit d = device d */
@@ -94,7 +94,7 @@ struct bch_replicas_table {
 	bool			changed;	/* entries added since load */
 };
 
-/* A bucket that emptied: free once journal entry @seq is durable (30 §5.6). */
+/* A bucket that emptied: free once journal entry @seq is durable (doc/engine.md §8.5). */
 struct bch_pending_free {
 	unsigned	dev;
 	uint64_t	bucket;
@@ -152,7 +152,7 @@ bool bch_alloc_bucket_free(const struct bch_allocator *a, unsigned dev, uint64_t
 
 /*
  * Journal buckets for a device of @nbuckets buckets of @bucket_size
- * sectors (10 §5.10, 30 §1.1): clamp(nbuckets >> 8, 20, min(1024, 2^20 /
+ * sectors (doc/engine.md §13, doc/format.md §6.1): clamp(nbuckets >> 8, 20, min(1024, 2^20 /
  * bucket_size)), the upper bound winning.
  */
 unsigned bch_journal_buckets_wanted(uint64_t nbuckets, unsigned bucket_size);
@@ -184,7 +184,7 @@ int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsi
 			 struct printbuf *err);
 
 /*
- * Alloc keys (btree 4, type 128, fields 0: value `00 gen 00..`, 30 §5.3)
+ * Alloc keys (btree 4, type 128, fields 0: value `00 gen 00..`, doc/format.md §5.8)
  * for every bucket whose gen changed, sorted by (dev, bucket). *@keys and
  * *@vals are malloc'd (free both); keys point into vals.
  */
@@ -261,7 +261,7 @@ void bch_alloc_clear_dirty(struct bch_allocator *a);
 int bch_alloc_dev_sync(struct bch_allocator *a, struct bch_fs *c, unsigned dev,
 		       struct printbuf *err);
 
-/* ---- replicas (30 §7) ---- */
+/* ---- replicas (doc/engine.md §16) ---- */
 
 /* Load the table of superblock @sb (entries with devices >= 64 are skipped). */
 void bch_replicas_load(struct bch_replicas_table *r, const struct bch_sb *sb);
@@ -271,7 +271,7 @@ bool bch_replicas_add(struct bch_replicas_table *r, unsigned data_type, uint64_t
 bool bch_replicas_has(const struct bch_replicas_table *r, unsigned data_type, uint64_t devs);
 
 /*
- * The replicas field body as the reference writes it (30 §7.1): sorted by
+ * The replicas field body as the reference writes it (doc/format.md §2.9): sorted by
  * (data_type, device bitmap), stored in Eytzinger order, u64s =
  * ceil((16 + sum(2 + nr)) / 8) (header counted twice). @out receives the
  * whole field including its 8-byte header; returns its size in bytes, or
@@ -282,7 +282,7 @@ size_t bch_replicas_field_build(const struct bch_replicas_table *r, uint8_t **ou
 /*
  * Replace (or append) field @type of *@sb with @field (a whole field,
  * header included, @bytes a multiple of 8); *@sb is reallocated. A field
- * already present keeps its position (10 §2.9.2).
+ * already present keeps its position (doc/format.md §2.14).
  */
 void bch_sb_field_replace(struct bch_sb **sb, unsigned type, const void *field, size_t bytes);
 

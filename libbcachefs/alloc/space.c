@@ -2,7 +2,7 @@
 /*
  * The space of a filesystem from its bucket state (see space.h). Bucket
  * granularity on purpose: a bucket holding one live sector is not free
- * (30 §5.6), so what df calls used is what cannot be allocated.
+ * (doc/engine.md §8.5), so what df calls used is what cannot be allocated.
  */
 #include <string.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Key headers: the 56-byte packing format, packed and unpacked key headers,
- * packed comparison (spec 20 §20.1-§20.2).
+ * packed comparison (doc/format.md §3.1-§3.4).
  *
  * A packed header is key_u64s little-endian words read as one integer N.
  * Bits 0..23 of N are the three header bytes (u64s, format, type); the six

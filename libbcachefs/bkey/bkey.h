@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Keys in host order. On disk a key is either unpacked (40-byte header,
- * spec 20 §20.1.1) or packed with its node's format (§20.2); the core
+ * doc/format.md §3.2) or packed with its node's format (doc/format.md §3.4); the core
  * works on the host-order form below and keeps values as their on-disk
  * bytes (decoded with the accessors of format.h by each value's module).
  */
@@ -46,7 +46,7 @@ struct bkey_ref {
 	unsigned	v_bytes;	/* (u64s - 5) * 8 */
 };
 
-/* A node's packing format, host order (on disk: 56 bytes, §20.2.1). */
+/* A node's packing format, host order (on disk: 56 bytes, doc/format.md §3.4). */
 struct bkey_format_h {
 	uint8_t		key_u64s;
 	uint8_t		nr_fields;
@@ -85,7 +85,7 @@ static inline bool bkey_is_whiteout(const struct bkey_h *k)
 	return k->type <= 1;
 }
 
-/* Successor of a position as used for node boundaries (§20.1.2). */
+/* Successor of a position as used for node boundaries (doc/format.md §3.1). */
 struct bpos_h bpos_successor(unsigned btree_id, struct bpos_h p);
 
 /*
@@ -132,7 +132,7 @@ size_t bkey_packed_bytes(const void *p, size_t avail);
 
 /*
  * Pack @k's header with @f into @out (key_u64s words, the value is not
- * copied). Returns false when the key cannot be packed (§20.2.5).
+ * copied). Returns false when the key cannot be packed (doc/format.md §3.5).
  */
 bool bkey_pack(const struct bkey_format_h *f, const struct bkey_h *k,
 	       unsigned val_u64s, void *out);

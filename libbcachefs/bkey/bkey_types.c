@@ -3,7 +3,7 @@
  * The key types of every btree: one table with, per btree, the names of
  * its value types and its check / text / JSON operations. Generic types
  * 0-3 are handled here for every btree; interior-node keys are btree
- * pointers (spec 20 §20.1.5, §20.6.2, §20.6.5; chapter 40; 50 §9.3).
+ * pointers (doc/format.md §3.3, §5.4, §5.1, chapter 40, doc/tools.md §4).
  */
 #include "format/format.h"
 #include "bkey/bkey_types.h"

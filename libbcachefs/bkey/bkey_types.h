@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Key types of every btree: names, validation and printing (text in the
- * format of the 2018 `list` command, spec 50 §9.3 + 60, and JSON).
+ * format of the 2018 `list` command, doc/tools.md §4, and JSON).
  *
  * One table per btree (bkey_types.c) gives the type names and three
  * operations: the value check ("invalid" reason or NULL), the text printer
@@ -39,13 +39,13 @@ int bch_btree_id_parse(const char *name);	/* id, or -EINVAL */
 const char *bch_bkey_type_str(unsigned btree_id, unsigned level, unsigned type);
 
 /*
- * Header checks of spec 20 §20.1.7 items 2-4 (size, snapshot, POS_MAX);
+ * Header checks of doc/format.md §3.3 items 2-4 (size, snapshot, POS_MAX);
  * item 1 is checked by bkey_unpack, item 5 needs the node's range.
  * Returns the reason or NULL.
  */
 const char *bch_bkey_header_invalid(unsigned btree_id, unsigned level, const struct bkey_h *k);
 
-/* Value check by type (§20.1.7 step 6, chapter 40). Reason or NULL. */
+/* Value check by type (doc/format.md §3.3 step 6, chapter 40). Reason or NULL. */
 const char *bch_bkey_val_invalid(unsigned btree_id, unsigned level,
 				 const struct bkey_ref *k, const struct bkey_fs_ctx *fs);
 

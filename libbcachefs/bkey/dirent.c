@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Dirents and the string hash (spec 40 §40.6).
+ * Dirents and the string hash (doc/format.md §5.6).
  *
  * Hash of the byte strings m1, m2 under an inode's (type, seed):
  *   crc32c: raw CRC-32C from ~0 over seed‖m1‖m2, no final inversion

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Dirent values (spec 40 §40.6.5) and the string hash shared by the
- * dirents and xattrs btrees (40 §40.6.1-§40.6.2).
+ * Dirent values (doc/format.md §5.6.1) and the string hash shared by the
+ * dirents and xattrs btrees (doc/format.md §5.6.2).
  */
 #ifndef BCH_DIRENT_H
 #define BCH_DIRENT_H
@@ -55,7 +55,7 @@ int bch_dirent_decode(const struct bkey_ref *k, struct bch_dirent_h *d);
 size_t bch_dirent_encode(uint64_t inum, unsigned d_type, const void *name,
 			 size_t len, void *out, size_t out_size);
 
-/* Key checks of 40 §40.6.5. Reason or NULL. */
+/* Key checks of doc/format.md §5.6.1. Reason or NULL. */
 const char *bch_dirent_invalid(const struct bkey_ref *k);
 
 /* `list` text: "<name> -> <inum>" or "whiteout". */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Editing the pointers of an extent value (spec 30 §8.1): what data moves
+ * Editing the pointers of an extent value (doc/engine.md §17): what data moves
  * and device removal do to a key. Entries that are not touched keep their
  * bytes and their order; a crc entry left with no pointer after it is
  * dropped; a new pointer goes at the end, after its crc entry unless the

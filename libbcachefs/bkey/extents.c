@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Extent values: walking the entry list, pointer checks, printing, the
- * merge rule and front cuts (spec 40 §40.1, 20 §20.6.2, 60).
+ * merge rule and front cuts (doc/format.md §5.2, §5.4, §4.5).
  */
 #include "bkey/extents.h"
 
@@ -190,7 +190,7 @@ static bool dup_dev(const struct bkey_ref *k, const struct extent_entry_h *ptr)
 	return false;
 }
 
-/* Pointer checks of 40 §40.1.11 step 5 with on-disk size @size. */
+/* Pointer checks of doc/format.md §5.2.9 step 5 with on-disk size @size. */
 static const char *ptr_invalid(const struct bkey_ref *k, const struct extent_entry_h *e,
 			       uint64_t size, const struct bkey_fs_ctx *fs)
 {

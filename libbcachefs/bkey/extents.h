@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Extent values (spec 40 §40.1): a list of ptr / crc32 / crc64 / crc128
+ * Extent values (doc/format.md §5.2): a list of ptr / crc32 / crc64 / crc128
  * entries; a crc entry applies to the pointers after it. Also btree
  * pointer values (interior nodes, roots: ptr entries only).
  */
@@ -73,8 +73,8 @@ static inline bool gen_after(uint8_t a, uint8_t b)
 bool extent_ptr_stale(const struct bkey_fs_ctx *fs, const struct bch_extent_ptr_unpacked *p);
 
 /*
- * Checks of 40 §40.1.11 for keys of the extents btree (types 128-130) and
- * of 20 §20.6.2 for btree pointers. Reason or NULL. @fs may be NULL.
+ * Checks of doc/format.md §5.2.9 for keys of the extents btree (types 128-130) and
+ * of doc/format.md §5.4 for btree pointers. Reason or NULL. @fs may be NULL.
  */
 const char *extent_invalid(const struct bkey_ref *k, const struct bkey_fs_ctx *fs);
 const char *btree_ptr_invalid(const struct bkey_ref *k, const struct bkey_fs_ctx *fs);
@@ -86,8 +86,8 @@ void extent_entries_to_json(struct json *j, const struct bkey_ref *k,
 			    const struct bkey_fs_ctx *fs);
 
 /*
- * May adjacent extents @l, @r (l before r) be merged into one (40
- * §40.1.10 + 60)? Same u64s, type and version, l.p == start(r); for
+ * May adjacent extents @l, @r (l before r) be merged into one (doc/format.md
+ * §4.6)? Same u64s, type and version, l.p == start(r); for
  * 128/129 only ptr entries, pairwise equal flags/dev/gen, r's offset =
  * l's + l.size, both in the same bucket (@bucket_size indexed by device,
  * @nr_devs entries; 0 or out of range = unknown = no merge); 130 equal
@@ -100,7 +100,7 @@ bool extent_can_merge(const struct bkey_ref *l, const struct bkey_ref *r,
 /*
  * Cut @d sectors off the front of extent value @v (a writable copy,
  * @bytes long): ptrs before the first crc and every crc offset advance by
- * @d (40 §40.1.6). The caller adjusts the key's size. Returns 0, or
+ * @d (doc/format.md §5.2.8). The caller adjusts the key's size. Returns 0, or
  * -BCH_ERR_key_invalid if an entry is invalid or a crc offset overflows.
  */
 int extent_cut_front(void *v, unsigned bytes, uint64_t d);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Inode values: the variable-length field codec (spec 40 §40.5.3), pack,
+ * Inode values: the variable-length field codec (doc/format.md §5.5.3), pack,
  * unpack, checks and printing.
  *
  * A field is 1..13 bytes; the position of the highest set bit of the first

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Inode values (spec 40 §40.5): a 14-byte fixed part (hash seed, flags,
+ * Inode values (doc/format.md §5.5): a 14-byte fixed part (hash seed, flags,
  * mode) followed by NR_FIELDS variable-length big-endian fields.
  */
 #ifndef BCH_INODE_H
@@ -94,7 +94,7 @@ static inline unsigned bch_inode_dev_minor(uint32_t d)
 }
 
 /*
- * The fields a new inode takes from its parent directory (40 §40.5.8):
+ * The fields a new inode takes from its parent directory (doc/format.md §5.5.6):
  * data checksum, compression, project, background compression, data
  * replicas and the three targets.
  */
@@ -111,7 +111,7 @@ static inline void bch_inode_inherit(struct bch_inode_unpacked *u,
 	u->bi_background_target		= parent->bi_background_target;
 }
 
-/* Key checks of 40 §40.5.4 (all three inode key types). Reason or NULL. */
+/* Key checks of doc/format.md §5.5.4 (all three inode key types). Reason or NULL. */
 const char *bch_inode_invalid(const struct bkey_ref *k);
 
 /* `list` value text: "bi_atime: N ... bi_background_target: N " or "(unpack error)". */

@@ -205,7 +205,7 @@ static void del_at(struct bch_overlay *ov, struct ov_tree *t, struct ov_iter *it
 	it_norm(it);
 }
 
-/* Keep only sectors [@start, end) of extent @k (a front cut, 40 §40.1.6). */
+/* Keep only sectors [@start, end) of extent @k (a front cut, doc/format.md §5.2.8). */
 static void cut_front(struct ov_key *k, uint64_t start)
 {
 	uint64_t d = start - bkey_start_pos(&k->k).offset;

@@ -10,7 +10,7 @@
  *     existing position replaces it;
  *   - extents never overlap: an inserted extent cuts the parts of older
  *     overlay extents it covers (front and back cuts, a split in the
- *     middle, whole keys dropped; 40 §40.1.6).
+ *     middle, whole keys dropped; doc/format.md §5.2.8).
  * Whiteouts (types 0 and 1; for extents with a size) stay in the overlay:
  * they hide the node keys under them. Extent keys of size 0 cover nothing
  * and are not kept.

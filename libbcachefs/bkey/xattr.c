@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Xattr values (spec 40 §40.6.6).
+ * Xattr values (doc/format.md §5.7).
  */
 #include "format/format.h"
 #include "bkey/xattr.h"

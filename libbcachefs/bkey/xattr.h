@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Xattr values (spec 40 §40.6.6): type byte, name length, value length,
+ * Xattr values (doc/format.md §5.7): type byte, name length, value length,
  * name, value. The hash is in dirent.h (bch_xattr_hash).
  */
 #ifndef BCH_XATTR_H
@@ -32,7 +32,7 @@ size_t bch_xattr_encode(unsigned x_type, const void *name, size_t name_len,
 /* "user.", "trusted.", "security.", or NULL (ACLs and unknown types). */
 const char *bch_xattr_prefix(unsigned x_type);
 
-/* Key checks of 40 §40.6.6. Reason or NULL. */
+/* Key checks of doc/format.md §5.7. Reason or NULL. */
 const char *bch_xattr_invalid(const struct bkey_ref *k);
 
 /* `list` text: "<prefix><name>:<value>" ("(type N)" / "(unknown type N)"), "whiteout". */

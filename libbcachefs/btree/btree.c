@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Btree read side: node cache, key iterator with the journal overlay, and
- * a post-order walk over every node (spec 20 §20.6, 30 §2.7, 60).
+ * a post-order walk over every node (doc/format.md §4.8, doc/engine.md §2.4).
  *
  * The iterator works one leaf range at a time: it descends from the root
  * to the leaf that holds the search position (checking each child's key
@@ -212,7 +212,7 @@ static bool is_extents(unsigned btree_id)
 	return btree_id == BTREE_ID_EXTENTS;
 }
 
-/* Successor for node boundaries (20 §20.1.2); false if there is none. */
+/* Successor for node boundaries (doc/format.md §3.1); false if there is none. */
 static bool pos_successor(unsigned btree_id, struct bpos_h p, struct bpos_h *ret)
 {
 	*ret = p;

@@ -2,7 +2,7 @@
 /*
  * The btrees, read side: a bounded cache of parsed nodes and iterators
  * that return the live keys of a btree in order, with the journal keys
- * not yet replayed laid over them (spec 20 §20.6, 30 §2.7, 60).
+ * not yet replayed laid over them (doc/format.md §4.8, doc/engine.md §2.4).
  *
  *   struct btree_iter iter;
  *   struct bkey_ref *k;
@@ -182,7 +182,7 @@ int bch_btree_verify_interior(struct bch_fs *c);
 /*
  * Fill c->devs[]->bucket_gens (allocated here when NULL; buckets without
  * an alloc key get gen 0) from the alloc btree with the journal overlay,
- * so pointers can be judged stale (40 §40.1.8, 60).
+ * so pointers can be judged stale (doc/format.md §5.2.7, doc/tools.md §4).
  */
 int bch_btree_read_bucket_gens(struct bch_fs *c, struct printbuf *err);
 

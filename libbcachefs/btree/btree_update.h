@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The update engine (spec 20 §20.7, 30 §3-§5): every write to an
+ * The update engine (doc/format.md §4.9, doc/engine.md §7-§8): every write to an
  * initialised filesystem goes through a transaction, and the journal
  * comes first.
  *
@@ -45,7 +45,7 @@
  * write point, then calls bch_btree_rw_stop()).
  *
  * Nodes are never appended to in place: every changed node is replaced
- * (20 §20.7.4 allows either). Single-threaded; iterators may stay open
+ * (doc/format.md §4.9 allows either). Single-threaded; iterators may stay open
  * across commits (they see the
  * new keys from their next leaf on) and checkpoints (held nodes stay
  * valid).
@@ -165,7 +165,7 @@ int bch_fs_checkpoint(struct bch_fs *c, struct printbuf *err);
  * BCH_OVERLAY_MAX_BYTES (so memory stays bounded).
  */
 #define BCH_OVERLAY_MAX_BYTES	(64ULL << 20)
-/* How old the open journal entry may get (30 §3.7: 1000 ms). */
+/* How old the open journal entry may get (doc/engine.md §4.4: 1000 ms). */
 #define BCH_JOURNAL_WRITE_DELAY_NS	(1000ULL * 1000 * 1000)
 
 void bch_fs_rw_set_batch(struct bch_fs *c, bool batch);
@@ -246,13 +246,13 @@ void bch_fs_rw_write_credit(struct bch_fs *c, uint64_t sectors);
 
 struct bch_allocator;
 struct bch_allocator *bch_fs_rw_alloc(struct bch_fs *c);
-/* A fresh version for an encrypted extent (40 §40.4.7: ++counter + 1). */
+/* A fresh version for an encrypted extent (doc/format.md §9.3: ++counter + 1). */
 uint64_t bch_fs_rw_key_version(struct bch_fs *c);
 /* Buckets of @dev kept free for btree nodes (data writes stop there). */
 uint64_t bch_fs_rw_reserve(const struct bch_fs *c, unsigned dev);
 /*
  * A free bucket of @dev for user data: a new gen, whose alloc key is
- * committed here (before any pointer to it, 30 §5.6). -BCH_ERR_nospc
+ * committed here (before any pointer to it, doc/engine.md §8.5). -BCH_ERR_nospc
  * when only the metadata reserve is left.
  */
 int bch_fs_rw_data_bucket(struct bch_fs *c, unsigned dev, uint64_t *bucket, uint8_t *gen,
@@ -266,7 +266,7 @@ int bch_fs_rw_data_bucket_keep(struct bch_fs *c, unsigned dev, uint64_t keep,
 			       uint64_t *bucket, uint8_t *gen, struct printbuf *err);
 /* The write point is done with @bucket. */
 void bch_fs_rw_data_bucket_close(struct bch_fs *c, unsigned dev, uint64_t bucket);
-/* Replicas entry {@data_type, @devs} in the superblocks now, if new (30 §7.3). */
+/* Replicas entry {@data_type, @devs} in the superblocks now, if new (doc/engine.md §16). */
 int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,
 			    struct printbuf *err);
 
@@ -284,7 +284,7 @@ int bch_fs_rw_member_update(struct bch_fs *c, unsigned dev, struct printbuf *err
 /* Write every present member's superblock from c->sb now (members changed). */
 int bch_fs_rw_write_sb(struct bch_fs *c, struct printbuf *err);
 /*
- * Replicas GC (30 §7.5): a checkpoint (the journal then needs only its
+ * Replicas GC (doc/engine.md §16): a checkpoint (the journal then needs only its
  * newest entry), then the table becomes what @walk puts in @t (btree,
  * user and cached entries of every live key) plus {journal, devices of
  * that newest entry}; written to the superblocks.

@@ -77,7 +77,7 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 	/*
 	 * Every node carries the newest journal seq when it was written: the
 	 * leaves as their bset's journal_seq (it holds no update newer than
-	 * that entry, which is durable: 20 §20.7.3), every node as
+	 * that entry, which is durable: doc/format.md §4.9), every node as
 	 * BTREE_NODE_SEQ. A replacement of a node is written at a later
 	 * checkpoint, after at least one more journal entry, so it carries a
 	 * higher seq than what it replaces: the node scan (node_scan.h)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Bulk-build a btree from sorted keys (spec 20 §20.6, §20.7): for a new
+ * Bulk-build a btree from sorted keys (doc/format.md §4.8, §4.9): for a new
  * filesystem, where nothing else is in the btree, the keys are cut into
  * leaves (each filled to about 3/4 of a node, format chosen per node),
  * then interior levels of pointer keys up to a single root. Leaves
@@ -37,7 +37,7 @@ struct bulk_keys {
 /* Append a copy of @k (header and value); u64s is set from @v_bytes. */
 void bulk_keys_add(struct bulk_keys *l, const struct bkey_h *k, const void *v, unsigned v_bytes);
 void bulk_keys_exit(struct bulk_keys *l);
-/* Sort by position (the btree order, 20 §20.5.1). */
+/* Sort by position (the btree order, doc/format.md §4.7). */
 void bulk_keys_sort(struct bulk_keys *l);
 
 /* The root of a built btree. */
@@ -63,7 +63,7 @@ int bch_bulk_build(struct bch_fs *c, const struct btree_write_ctx *w,
 
 /*
  * One level of nodes at @level covering exactly [@min, @max] (copy-on-write
- * replacement of a node, 20 §20.7.4): @keys (sorted, inside the range) are
+ * replacement of a node, doc/format.md §4.9): @keys (sorted, inside the range) are
  * cut into nodes as above, the first starting at @min and the last ending
  * at @max; with no keys, one empty node. Their pointer keys are appended
  * to @ptrs. Seqs as above.

@@ -24,7 +24,7 @@
 #include "util/errcode.h"
 #include "btree/sb_write.h"
 
-/* Every root, the blacklists still needed (30 §3.2, §3.9). */
+/* Every root, the blacklists still needed (doc/engine.md §4.3, doc/format.md §6.7). */
 static int jset_add_roots(struct bch_fs *c, struct jset_builder *b)
 {
 	int ret = 0;
@@ -261,7 +261,7 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 /*
  * Leaves @ptrs[0..@nr) (consecutive children of one node, covering [@min,
  * @max]) all have overlay keys: their keys with the overlay go into one
- * run of new leaves, so leaves that shrank merge (20 §20.7.4). When one of
+ * run of new leaves, so leaves that shrank merge (doc/format.md §4.9). When one of
  * them cannot be read, each is rewritten on its own instead.
  */
 static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *ptrs,
@@ -401,7 +401,7 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 		/*
 		 * A node fsck rewrites may have lost child pointers: the ranges
 		 * of its children follow from the keys left, so every child is
-		 * rewritten to match them (20 §20.6.3).
+		 * rewritten to match them (doc/format.md §4.8).
 		 */
 		bool all = forced_is(c, id, level, max);
 

@@ -16,7 +16,7 @@ struct printbuf;
  * Write the open journal entry (@flush: and flush the devices, so that
  * everything committed before is durable). Committed keys gather in it
  * until it is full, a flush is asked for (fsync) or it is old enough
- * (30 §3.7).
+ * (doc/engine.md §4.4).
  */
 int bch_rw_entry_write(struct bch_fs *c, bool flush, struct printbuf *err);
 /* Open a new entry (a checkpoint first when the journal is short of space). */

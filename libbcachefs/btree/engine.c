@@ -224,7 +224,7 @@ void bch_btree_rw_free(struct bch_fs *c)
 /*
  * May member @i be missing from a writable filesystem (issue 12)? When
  * opened degraded (the open checked that every replicas entry keeps a
- * copy, 30 §7.6), or when it holds nothing to write to (failed, spare).
+ * copy, doc/engine.md §2.2), or when it holds nothing to write to (failed, spare).
  * Its bucket gens and alloc keys are kept (bch_alloc_dev_sync()).
  */
 static bool member_may_be_missing(struct bch_fs *c, unsigned i)
@@ -329,7 +329,7 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
 		bch_rw_free(c);
 		return -EROFS;
 	}
-	/* a quarter of a bucket, less the roots and blacklists (30 §3.4) */
+	/* a quarter of a bucket, less the roots and blacklists (doc/engine.md §4.3) */
 	rw->entry_u64s = (size_t)min_bucket * 64 / 4;
 	rw->entry_u64s = rw->entry_u64s > 1024 ? rw->entry_u64s - 512 : rw->entry_u64s / 2;
 	return 0;

@@ -66,7 +66,7 @@ struct bch_fs_rw {
 	bool			batch;		/* commits do not wait for their entry */
 
 	/* data writes (io_write.c) */
-	uint64_t		key_version;	/* 40 §40.4.7 */
+	uint64_t		key_version;	/* doc/format.md §9.3 */
 	uint64_t		nr_nodes;	/* btree nodes of the tree on disk */
 
 	/* fsck (issue #5): nodes to rewrite at the next checkpoint */

@@ -3,8 +3,8 @@
  * Combining sorted runs of keys (key_merge.h): the bsets of a node, and
  * the journal keys laid over a node's keys by the iterators. Newer runs
  * win at equal positions (extents: for the sectors they cover), and
- * adjacent extents merge the way the 2018 read path did (spec 20 §20.5,
- * 40 §40.1.6, §40.1.10).
+ * adjacent extents merge the way the 2018 read path did (doc/format.md §4.6,
+ * doc/format.md §5.2.8, §4.6).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -78,7 +78,7 @@ void keyvec_reserve(struct keyvec *v, size_t nr)
 	}
 }
 
-/* ---- extents: pieces and merging (40 §40.1.6, §40.1.10, 60) ---- */
+/* ---- extents: pieces and merging (doc/format.md §5.2.8, §4.6) ---- */
 
 /* Piece [start, end) of extent @o (same inode), value adjusted for a front cut. */
 struct bkey_ref bch_extent_piece(const struct bkey_ref *o, uint64_t start,
@@ -219,7 +219,7 @@ static void emit_piece(struct keyvec *out, const struct bkey_ref *piece,
 }
 
 /*
- * Extents: the newer run decides every sector it covers (20 §20.5.3).
+ * Extents: the newer run decides every sector it covers (doc/format.md §4.6).
  * The pieces of the old keys that no key of the run covers are merged
  * with the run's live keys straight into @out, in one pass: no copy of
  * either list in between (a node's keys are read once and written once).

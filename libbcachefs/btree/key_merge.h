@@ -43,7 +43,7 @@ struct bkey_ref bch_extent_piece(const struct bkey_ref *k, uint64_t start,
 				 uint64_t end, struct node_arena *arena);
 
 /*
- * Merge adjacent extents where the 2018 read path did (20 §20.5.3, 60):
+ * Merge adjacent extents where the 2018 read path did (doc/format.md §4.6):
  * in place, returns the new count. @bucket_size per device (sectors).
  */
 size_t bch_extents_merge(struct bkey_ref *k, size_t nr, const uint16_t *bucket_size);

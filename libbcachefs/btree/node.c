@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reading one btree node (spec 20 §20.3-§20.5, §20.8; 60-clarifications).
+ * Reading one btree node (doc/format.md §4.1-§4.6).
  *
  * A node is a log of bsets at block-aligned offsets. We walk them while
  * their seq matches the first one, verify each checksum over the bytes as
@@ -100,7 +100,7 @@ static void run_add(struct node_parse *s, size_t start, size_t nr)
 	s->nr_runs++;
 }
 
-/* Generic key validity, 20 §20.1.7 items 1-5; returns a reason or NULL. */
+/* Generic key validity, doc/format.md §3.3 items 1-5; returns a reason or NULL. */
 static const char *key_invalid_reason(struct node_parse *s, const struct bkey_h *k)
 {
 	const char *why;
@@ -469,7 +469,7 @@ static void node_check_tail(struct node_parse *s)
 		}
 }
 
-/* Value checks deferred until after the merge (20 §20.8.3). */
+/* Value checks deferred until after the merge (doc/format.md §4.6). */
 static bool key_value_ok(struct node_parse *s, const struct bkey_ref *k)
 {
 	const char *why = bch_bkey_val_invalid(s->n->btree_id, s->n->level, k, NULL);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reading one btree node (spec 20 §20.3-§20.5, §20.8): pick a copy that
+ * Reading one btree node (doc/format.md §4.1-§4.6): pick a copy that
  * verifies, walk its bsets (checksum, decryption, validation, journal-seq
  * blacklist), unpack every key and combine the bsets into one sorted list
  * of live keys (newest wins; extents resolved per sector and merged).

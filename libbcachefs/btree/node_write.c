@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Writing btree nodes: format choice (20 §20.2.8), key packing (§20.2.5),
- * the node header and bsets (§20.3), checksums and encryption (§20.4),
- * and the rules of §20.7 (first bset at 0, appends at the next block, the
+ * Writing btree nodes: format choice (doc/format.md §3.6), key packing (doc/format.md §3.5),
+ * the node header and bsets (doc/format.md §4.1), checksums and encryption (doc/format.md §4.4),
+ * and the rules of doc/format.md §4.9 (first bset at 0, appends at the next block, the
  * same seq in every bset, never an empty appended bset, needs_whiteout
  * cleared, SEPARATE_WHITEOUTS on extents leaves).
  */
@@ -221,8 +221,8 @@ static bool is_extents_leaf(unsigned btree_id, unsigned level)
 }
 
 /*
- * Check @keys against the node: header sizes, ordering (20 §20.5.1) and
- * range (§20.1.7); also returns the bytes they need packed with @f.
+ * Check @keys against the node: header sizes, ordering (doc/format.md §4.7) and
+ * range (doc/format.md §3.3); also returns the bytes they need packed with @f.
  */
 static int check_keys(const struct btree_node_buf *nb, const struct bkey_ref *keys,
 		      size_t nr, size_t *bytes, struct printbuf *err)
@@ -330,7 +330,7 @@ static void bset_header(struct bset *i, const struct btree_node_buf *nb,
 
 /*
  * Encrypt (types 3/4) and checksum the bset at node byte @off whose
- * unrounded size is @bytes (20 §20.4.2-§20.4.6).
+ * unrounded size is @bytes (doc/format.md §4.4).
  */
 static int seal_bset(const struct btree_write_ctx *ctx, struct btree_node_buf *nb,
 		     unsigned off, size_t bytes, uint64_t journal_seq,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Writing btree nodes (spec 20 §20.2.8, §20.3-§20.4, §20.7): choose a new
+ * Writing btree nodes (doc/format.md §3.6, §4.1-§4.4, §4.9): choose a new
  * node's key format the way the reference does, pack the keys (unpacked
  * when a key does not fit the format), fill the btree_node header and the
  * bset, encrypt and MAC or checksum, pad to the block size; append later
@@ -8,7 +8,7 @@
  *
  * The node is built in memory (struct btree_node_buf) so it can be tested
  * without a device; bch_btree_node_write() adds the I/O. A node is never
- * changed except by appending (20 §20.7.4): each build/append returns the
+ * changed except by appending (doc/format.md §4.9): each build/append returns the
  * sector range that became valid, and only that range is written.
  */
 #ifndef BCH_NODE_WRITE_H
@@ -31,7 +31,7 @@ struct btree_write_ctx {
 	uint64_t		magic;		/* btree_node.magic (format.h bch_bset_magic()) */
 	unsigned		block_sectors;
 	unsigned		node_sectors;
-	unsigned		csum_type;	/* bset checksum type (20 §20.4.1), not the option */
+	unsigned		csum_type;	/* bset checksum type (doc/format.md §4.4), not the option */
 	const struct bch_key	*key;		/* master key for types 3/4, else NULL */
 };
 
@@ -44,7 +44,7 @@ struct btree_write_ctx {
 int btree_write_ctx_init(struct btree_write_ctx *ctx, const struct bch_fs *c,
 			 struct printbuf *err);
 
-/* ---- choosing a node's format (20 §20.2.8) ---- */
+/* ---- choosing a node's format (doc/format.md §3.6) ---- */
 
 struct bkey_format_state {
 	uint64_t	min[BKEY_NR_FIELDS_H];
@@ -63,7 +63,7 @@ void bkey_format_state_done(const struct bkey_format_state *s, struct bkey_forma
 void bch_bkey_format_choose(struct bpos_h min_key, const struct bkey_ref *keys,
 			    size_t nr, struct bkey_format_h *f);
 
-/* ---- btree pointer keys (20 §20.6.2) ---- */
+/* ---- btree pointer keys (doc/format.md §5.4) ---- */
 
 /* The le64 of one pointer (type bit, cached, offset, dev, gen). */
 uint64_t bch_extent_ptr_encode(const struct btree_ptr_h *p);
@@ -78,13 +78,13 @@ void bch_btree_ptr_key(struct bkey_ref *out, uint64_t val[BKEY_BTREE_PTR_VAL_U64
 
 /* ---- building a node in memory ---- */
 
-/* A new node's identity (20 §20.7.1). */
+/* A new node's identity (doc/format.md §4.9). */
 struct btree_node_new {
 	unsigned		btree_id;
 	unsigned		level;
 	struct bpos_h		min_key;
 	struct bpos_h		max_key;
-	uint32_t		node_seq;	/* BTREE_NODE_SEQ (20 §20.7.2) */
+	uint32_t		node_seq;	/* BTREE_NODE_SEQ (doc/format.md §4.2) */
 	uint64_t		seq;		/* bset seq; 0 = random, non-zero */
 	struct btree_ptr_h	ptr;		/* the node's first pointer (header copy) */
 	const struct bkey_format_h *format;	/* NULL = bch_bkey_format_choose() */
@@ -108,9 +108,9 @@ struct btree_node_buf {
 
 /*
  * Build a new node whose first bset (btree_node at offset 0) holds @keys
- * (@nr may be 0: the reference writes empty first bsets, 20 §20.7.6),
+ * (@nr may be 0: the reference writes empty first bsets, doc/engine.md §13),
  * with @journal_seq (0 if the keys are not journalled; always 0 for
- * interior nodes). Keys must be sorted (20 §20.5.1), lie inside
+ * interior nodes). Keys must be sorted (doc/format.md §4.7), lie inside
  * [min_key, max_key] and be valid headers (u64s = 5 + value u64s). On
  * success @out owns a buffer with written = the first bset's sectors.
  * Errors: -EINVAL (bad input, reason in @err), -ENOSPC (does not fit the
@@ -125,7 +125,7 @@ int bch_btree_node_build(const struct btree_write_ctx *ctx,
  * Append one bset (btree_node_entry) holding @keys (at least one) at
  * written sectors, packed with the node's format where possible. Updates
  * written and last_start. -ENOSPC when it does not fit (the node must be
- * rewritten instead, 20 §20.7.3), -EINVAL for bad keys; @nb is unchanged
+ * rewritten instead, doc/format.md §4.9), -EINVAL for bad keys; @nb is unchanged
  * on error.
  */
 int bch_btree_node_append(const struct btree_write_ctx *ctx, struct btree_node_buf *nb,
@@ -139,7 +139,7 @@ void bch_btree_node_buf_exit(struct btree_node_buf *nb);
  * Write sectors [@from, nb->written) of the node to every pointer in
  * @ptrs (the same relative offset on each copy). Writes are not flushed:
  * the caller flushes before anything that makes the node reachable
- * (20 §20.7.5, 30 §3.8). -EROFS for a device not open read-write.
+ * (doc/format.md §4.9, §6.8). -EROFS for a device not open read-write.
  */
 int bch_btree_node_write(struct bch_fs *c, const struct btree_node_buf *nb,
 			 unsigned from, const struct btree_ptr_h *ptrs, unsigned nr,

@@ -20,7 +20,7 @@ struct printbuf;
 int bch_rw_sb_write_all(struct bch_fs *c, bool clean, struct printbuf *err);
 /* Before the first journal write: the filesystem is not clean any more. */
 int bch_rw_mark_unclean(struct bch_fs *c, struct printbuf *err);
-/* New replicas entries on disk before what needs them (30 §7.3). */
+/* New replicas entries on disk before what needs them (doc/engine.md §16). */
 int bch_rw_replicas_sync(struct bch_fs *c, struct printbuf *err);
 
 #endif

@@ -81,7 +81,7 @@ void bch_trans_delete_extents(struct btree_trans *t, uint64_t inode, uint64_t st
 	while (start < end) {
 		uint64_t n = end - start > KEY_SIZE_MAX ? KEY_SIZE_MAX : end - start;
 		struct bkey_h k = {
-			.type	= KEY_TYPE_DISCARD,	/* extents: size 0 iff deleted (20 §20.1.7) */
+			.type	= KEY_TYPE_DISCARD,	/* extents: size 0 iff deleted (doc/format.md §3.3) */
 			.size	= (uint32_t)n,
 			.p	= POS_H(inode, start + n),
 		};
@@ -376,7 +376,7 @@ static int data_bucket(struct bch_fs *c, unsigned dev, const uint64_t *keep,
 	/* the read side judges cached pointers by these gens */
 	if (c->devs[dev] && c->devs[dev]->bucket_gens && *bucket < c->devs[dev]->nbuckets)
 		c->devs[dev]->bucket_gens[*bucket] = *gen;
-	/* its new gen is journalled before any pointer to it (30 §5.6) */
+	/* its new gen is journalled before any pointer to it (doc/engine.md §8.5) */
 	v = cpu_to_le64((uint64_t)*gen << 8);
 	bch_trans_init(&t, c);
 	bch_trans_update(&t, BTREE_ID_ALLOC,

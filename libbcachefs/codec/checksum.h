@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Checksums and nonces (spec 10 §3, 20 §20.4, 30 §1.6-1.7, 40 §40.2, §40.4).
+ * Checksums and nonces (doc/format.md §7, §4.4, §6.4, §9).
  *
  * Pure functions over bytes and integers: nothing here knows the on-disk
  * structs. Every value is in host order; the callers convert to and from the
  * little-endian on-disk fields.
  *
- * CRC conventions (spec 10 §3.3):
+ * CRC conventions (doc/format.md §7.2):
  *   crc32c(): reflected CRC-32C (poly 0x82F63B78), raw update, no pre- or
  *             post-inversion. Standard CRC-32C = ~crc32c(~0, p, len).
  *   crc64():  ECMA-182 (poly 0x42F0E1EBA9EA3693), MSB-first (not reflected),
  *             raw update, no inversion. CRC-64/WE = ~crc64(~0, p, len).
  *
- * Checksum types (spec 10 §3.1, 40 §40.2.1):
+ * Checksum types (doc/format.md §7.1):
  *   0 none                   0 bytes  value 0
  *   1 crc32c_nonzero         4 bytes  init ~0, final xor ~0 (standard CRC-32C)
  *   2 crc64_nonzero          8 bytes  init ~0, final xor ~0 (CRC-64/WE)
@@ -135,8 +135,8 @@ void bch_csum_to_bytes(struct bch_csum_val v, void *p16);
  * Checksum @len bytes at @data with checksum @type into *@out. @nonce and
  * @key are used by the MAC types (3, 4) only: the Poly1305 one-time key is
  * the first 32 bytes of the ChaCha20 keystream of @key under
- * bch_nonce_poly(@nonce) (spec 20 §20.4.5); @key may be NULL otherwise.
- * The nonce is ignored by the CRC types (spec 10 §3.2).
+ * bch_nonce_poly(@nonce) (doc/format.md §7.4); @key may be NULL otherwise.
+ * The nonce is ignored by the CRC types (doc/format.md §7.6).
  * Returns 0; -EINVAL for an invalid type; -ENOKEY for a MAC type with no
  * key. On error *out is set to {0, 0}.
  */
@@ -159,7 +159,7 @@ struct bch_csum_val bch_csum_final(struct bch_csum_state *st);
 
 /*
  * Checksum of A‖B from checksum @a of A and checksum @b of B, for the
- * mergeable types 0, 5, 6 (spec 40 §40.2.1):
+ * mergeable types 0, 5, 6 (doc/format.md §7.1):
  *   csum(A‖B) = crc_update(csum(A), len_b zero bytes) ^ csum(B).
  * Returns -EINVAL (and leaves *out alone) for other types.
  */

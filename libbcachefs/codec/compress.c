@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Compression of file data (spec 40 §40.3): the on-disk framing of LZ4,
+ * Compression of file data (doc/format.md §8): the on-disk framing of LZ4,
  * GZIP (raw deflate) and ZSTD (le32 length + frame) extents, and the
  * reference writer's "how much to compress" loop. The codecs are liblz4,
  * zlib and libzstd; this file only frames, bounds-checks and sizes.
@@ -250,7 +250,7 @@ static bool lz4_offsets_valid(const uint8_t *src, size_t src_len,
 
 /*
  * LZ4 (and LZ4_OLD): a raw block, decoded until exactly @dst_len bytes came
- * out; the input is the whole region, padding included (§40.3.2). The
+ * out; the input is the whole region, padding included (doc/format.md §8.2). The
  * partial decoder stops as soon as the target size is reached, so the zero
  * padding after the block is never parsed. As in the reference, a block
  * that holds more than @dst_len bytes is cut there without error (LZ4 has
@@ -353,8 +353,8 @@ int bch_decompress(unsigned type, const void *src, size_t src_len,
 		return 0;
 	case BCH_COMPRESSION_LZ4_OLD:
 		/*
-		 * The legacy wrapper's framing is UNVERIFIED (spec 40
-		 * §40.10); its decoder knew the output size and found the end
+		 * The legacy wrapper's framing is UNVERIFIED (doc/format.md
+		 * §8.1); its decoder knew the output size and found the end
 		 * of the input itself, which is what decoding a raw block to
 		 * exactly @dst_len does. Never written by this version.
 		 */
@@ -421,7 +421,7 @@ static int compress_raw(unsigned type, unsigned level,
 			*out = n;
 			return 0;
 		}
-		/* "Compress into a destination of given size" (§40.3.2). */
+		/* "Compress into a destination of given size" (doc/format.md §8.2). */
 		n = LZ4_compress_destSize(src, dst, &in, cap);
 		if (n <= 0)
 			return -E2BIG;

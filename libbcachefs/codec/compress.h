@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Compression of file data (spec 40 §40.3), on top of liblz4, zlib and
+ * Compression of file data (doc/format.md §8), on top of liblz4, zlib and
  * libzstd.
  *
  * Types are the on-disk crc `compression_type` values of format.h's
@@ -8,7 +8,7 @@
  * 4 zstd; >= 5 invalid. (The superblock/inode *option* numbering is
  * different: bch_compression_opt_to_type() in format.h maps it.)
  *
- * On-disk framing of the compressed_size sectors of an extent (§40.3.2):
+ * On-disk framing of the compressed_size sectors of an extent (doc/format.md §8.2):
  *   LZ4     one raw LZ4 block (no frame, no length), then zero bytes;
  *   GZIP    one raw DEFLATE stream (window bits -15: no zlib or gzip header,
  *           no trailer), then zero bytes;
@@ -80,7 +80,7 @@ int bch_compress(unsigned type, const void *src, size_t src_len,
 #define BCH_COMPRESS_NOT_SMALLER	(-E2BIG)
 
 /*
- * The reference writer's algorithm (spec 40 §40.3.3) for the next extent of
+ * The reference writer's algorithm (doc/format.md §8.3) for the next extent of
  * a write:
  *
  * @src/@src_len     the remaining data of the write (a multiple of

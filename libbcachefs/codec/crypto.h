@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Encryption primitives and key handling (spec 40 §40.4, 10 §4.3, 50 §1.6,
- * §5): ChaCha20, Poly1305, the scrypt KDF, wrapping of the master key, the
+ * Encryption primitives and key handling (doc/format.md §9, §2.8, doc/tools.md §1.3,
+ * doc/tools.md §7): ChaCha20, Poly1305, the scrypt KDF, wrapping of the master key, the
  * kernel keyring and passphrase input.
  *
  * ChaCha20 is the original 20-round cipher with the 16-byte IV of
@@ -88,7 +88,7 @@ void bch_poly1305(const uint8_t otk[BCH_POLY1305_KEY_BYTES],
 #define BCH_KDF_SCRYPT_LOG2_R	3
 #define BCH_KDF_SCRYPT_LOG2_P	4
 
-/* kdf_flags: bits 0-15 log2 N, 16-31 log2 r, 32-47 log2 p (spec 40 §40.4.2). */
+/* kdf_flags: bits 0-15 log2 N, 16-31 log2 r, 32-47 log2 p (doc/format.md §2.8). */
 uint64_t bch_kdf_flags_encode(unsigned log2_n, unsigned log2_r, unsigned log2_p);
 /* Decode kdf_flags into N = 2^a, r = 2^b, p = 2^c. -EINVAL if a >= 64 or
  * b, c >= 32 (not representable). Zero flags decode to N = r = p = 1. */
@@ -143,7 +143,7 @@ void bch_store_master_key_clear(const struct bch_key *master,
 int bch_master_key_from_clear(const uint8_t blob[BCH_ENCRYPTED_KEY_BYTES],
 			      struct bch_key *master);
 
-/* ---- the superblock crypt field (spec 40 §40.4, 50 §5.2-§5.4) ---------- */
+/* ---- the superblock crypt field (doc/format.md §9, doc/tools.md §7) ---------- */
 
 /*
  * Derive the wrapping key of passphrase @pass with @cf's KDF parameters and
@@ -177,7 +177,7 @@ void bch_crypt_clear_passphrase(struct bch_sb_field_crypt *cf,
 /*
  * The keyring entries hold the 32-byte passphrase-derived wrapping key
  * (not the master key), description "bcachefs:<user uuid>" with the uuid in
- * lower-case 8-4-4-4-12 form (spec 40 §40.4.9, 50 §5.2). @uuid is that
+ * lower-case 8-4-4-4-12 form (doc/format.md §9.4, doc/tools.md §7). @uuid is that
  * text (any case; it is lower-cased and must be a valid uuid, else -EINVAL).
  */
 #define BCH_KEYRING_DESC_MAX	(9 + 36 + 1)
@@ -248,7 +248,7 @@ int bch_read_passphrase_fd(int fd, char **pass, size_t *len);
 int bch_read_passphrase_file(const char *path, char **pass, size_t *len);
 
 /*
- * Passphrase input as the tools do it (spec 50 §1.6), from @fd (normally
+ * Passphrase input as the tools do it (doc/tools.md §1.3), from @fd (normally
  * STDIN_FILENO):
  *  - @fd a terminal: print @prompt on stderr, turn echo off (flushing pending
  *    input), read a line, restore the terminal, print "\n" on stderr; with

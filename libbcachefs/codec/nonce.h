@@ -5,7 +5,7 @@
  * superblock key. Pure functions over integers, used by the checksums
  * (Poly1305 keys) and the ciphers (crypto.h).
  *
- * Nonces (spec 20 §20.4.3, 40 §40.4.5): struct bch_nonce is the 16-byte
+ * Nonces (doc/format.md §7.5, §7.4): struct bch_nonce is the 16-byte
  * ChaCha20 IV as four words, d[i] = le32(IV bytes 4i..4i+3). They are
  * ChaCha20 state words 12..15: d[0] is the 64-byte block counter, d[1..3]
  * the rest of the nonce. In RFC 8439 terms: counter = d[0], 96-bit nonce =
@@ -23,7 +23,7 @@ struct bch_nonce {
 	uint32_t	d[4];
 };
 
-/* Nonce domains in d[3] (spec 40 §40.4.8). */
+/* Nonce domains in d[3] (doc/format.md §7.5). */
 #define BCH_NONCE_DOMAIN_EXTENT		0x10000000U
 #define BCH_NONCE_DOMAIN_BTREE		0x20000000U
 #define BCH_NONCE_DOMAIN_JOURNAL	0x30000000U
@@ -60,7 +60,7 @@ static inline struct bch_nonce bch_nonce_poly(struct bch_nonce n)
 /*
  * Btree node bset at node byte offset @offset (0 for the first bset; the
  * byte offset is used directly as the block counter) with bset @seq and
- * @journal_seq (spec 20 §20.4.3):
+ * @journal_seq (doc/format.md §7.5):
  *   [offset, seq lo32, seq hi32, journal_seq lo32 ^ 0x20000000].
  * First bset: header bytes 24..135 from this nonce, keys from
  * bch_nonce_add(n, 128) (counter + 2); later bsets: keys from this nonce.
@@ -68,12 +68,12 @@ static inline struct bch_nonce bch_nonce_poly(struct bch_nonce n)
 struct bch_nonce bch_nonce_btree(uint32_t offset, uint64_t seq,
 				 uint64_t journal_seq);
 
-/* Journal entry with sequence @seq (spec 30 §1.7):
+/* Journal entry with sequence @seq (doc/format.md §6.4):
  *   [0, seq lo32, seq hi32, 0x30000000]. Encrypts bytes 44..end at counter 0. */
 struct bch_nonce bch_nonce_journal(uint64_t seq);
 
 /*
- * Data extent, superblock version >= 9 (spec 40 §40.4.6). @version_lo and
+ * Data extent, superblock version >= 9 (doc/format.md §7.5). @version_lo and
  * @version_hi are the key's 96-bit version; the rest come from the extent's
  * crc descriptor (@uncompressed_size in sectors, @crc_nonce in sectors):
  *   d0 = (compression_type ? uncompressed_size : 0) << 22, + crc_nonce * 8
@@ -89,7 +89,7 @@ struct bch_nonce bch_nonce_extent(uint64_t version_lo, uint32_t version_hi,
 
 /*
  * Nonce that (un)wraps the master key in the superblock crypt field
- * (spec 40 §40.4.4, 60): IV = 8 zero bytes ‖ internal uuid bytes 0..7,
+ * (doc/format.md §9.2, §7.5): IV = 8 zero bytes ‖ internal uuid bytes 0..7,
  * i.e. [0, 0, le32(uuid[0..3]), le32(uuid[4..7])].
  */
 struct bch_nonce bch_nonce_sb_key(const uint8_t internal_uuid[16]);

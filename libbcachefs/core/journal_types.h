@@ -72,7 +72,7 @@ struct journal_state {
 	void			**added;
 	size_t			nr_added;
 
-	/* per device ring state, for the writer (spec 30 §2.3) */
+	/* per device ring state, for the writer (doc/format.md §6.5) */
 	struct journal_dev_h {
 		unsigned	nr_buckets;	/* journal buckets of this device */
 		unsigned	cur_idx;	/* ring index holding the newest entry */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Printing a superblock (sb_print.h): the text of the 2018 show-super
- * (spec 50 §3.2) and the same information as JSON.
+ * (doc/tools.md §3) and the same information as JSON.
  */
 #include <errno.h>
 #include <inttypes.h>

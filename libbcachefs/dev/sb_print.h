@@ -15,7 +15,7 @@ struct printbuf;
 /* Field selection: bit t = field type t; BCH_SB_PRINT_ALL_FIELDS = every type. */
 #define BCH_SB_PRINT_ALL_FIELDS	0x7fffffffU
 
-/* The 2018 show-super text (spec 50 §3.2). */
+/* The 2018 show-super text (doc/tools.md §3). */
 void bch_sb_to_text(struct printbuf *out, const struct bch_sb *sb, unsigned flags);
 /* The same information as one JSON object (pretty-printed when @pretty). */
 void bch_sb_to_json(struct printbuf *out, const struct bch_sb *sb, unsigned flags,

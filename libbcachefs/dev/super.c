@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Superblocks: reading one device's copy (spec 10 §2.7), checksums (§3),
- * validation of the fixed part, the layout and every field (§2.8, §4),
- * writing every copy (§2.9), and the field helpers the rest of the tree
+ * Superblocks: reading one device's copy (doc/format.md §2.12), checksums (doc/format.md §7),
+ * validation of the fixed part, the layout and every field (doc/format.md §2.13, §2.5),
+ * writing every copy (doc/format.md §2.14), and the field helpers the rest of the tree
  * uses. Every byte is untrusted: sizes are checked before anything is
  * dereferenced.
  */
@@ -377,7 +377,7 @@ int bch_sb_csum(const struct bch_sb *sb, struct bch_csum_val *out)
 			    bch_sb_bytes(sb) - sizeof(sb->csum), out);
 }
 
-/* Magic, version and size (spec 10 §2.7.1 steps 2-4); *@bytes = copy size. */
+/* Magic, version and size (doc/format.md §2.12 steps 2-4); *@bytes = copy size. */
 static int sb_check_header(const struct bch_sb *sb, struct printbuf *err, size_t *bytes)
 {
 	uint64_t version = le64_to_cpu(sb->version);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Superblocks (spec 10 §2-§4, 60 "Superblocks of migrated filesystems").
+ * Superblocks (doc/format.md §2, §2.12).
  *
  * Reading: the copy at sector 8 first; if it is bad, the layout at sector 7
  * and every copy it names, first good one wins. A copy is good when its
@@ -56,7 +56,7 @@ int bch_sb_check_copy(const void *buf, size_t len, struct printbuf *err);
 /* Checksum of a superblock copy with its own CSUM_TYPE (CRC types only). */
 int bch_sb_csum(const struct bch_sb *sb, struct bch_csum_val *out);
 
-/* Validate a layout (spec 10 §2.8.2). Reason in @err (no newline). */
+/* Validate a layout (doc/format.md §2.2). Reason in @err (no newline). */
 int bch_sb_layout_validate(const struct bch_sb_layout *l, struct printbuf *err);
 
 /*
@@ -67,7 +67,7 @@ int bch_sb_read_at(struct bch_devio *io, uint64_t sector,
 		   struct bch_sb_handle *ret, struct printbuf *err);
 
 /*
- * Read the superblock of @io as spec 10 §2.7.1 says: sector 8, else the
+ * Read the superblock of @io as doc/format.md §2.12 says: sector 8, else the
  * layout at sector 7 and its copies. Each failure is described in @err as
  * a full line ("<dev>: superblock at sector 8: bad checksum ...\n"), also
  * when a backup then works (h->from_backup tells). Returns 0 or the error of
@@ -91,7 +91,7 @@ int bch_sb_read_valid(struct bch_devio *io, struct bch_sb_handle *ret, struct pr
 /* ---- validation --------------------------------------------------------- */
 
 /*
- * Full validation (spec 10 §2.8.1 and §4) of a copy that passed
+ * Full validation (doc/format.md §2.13 and doc/format.md §2.5) of a copy that passed
  * bch_sb_check_copy(). First problem wins; it is described in @err as one
  * line without newline: which field, which entry, the value and the
  * allowed range. Returns 0, -BCH_ERR_sb_invalid or -BCH_ERR_sb_layout_invalid.
@@ -111,7 +111,7 @@ int bch_sb_validate_disk_groups(const struct bch_sb *sb, const struct bch_sb_fie
 				struct printbuf *err);
 
 /*
- * The in-memory fix-ups of spec 10 §2.8.1 steps 2, 24 and §4.2 for a copy
+ * The in-memory fix-ups of doc/format.md §2.13 steps 2, 24 and doc/format.md §2.7 for a copy
  * of version 7 or 8 (ENCODED_EXTENT_MAX_BITS, POSIX_ACL, DATA_ALLOWED,
  * version = 9). Only for superblocks that are used, never for printing.
  */

@@ -133,7 +133,7 @@ _Static_assert((lo) < (hi) && (hi) <= (sz), #name ": bad bit range")
 #define BCH_SECTOR_SHIFT	9
 #define BCH_SECTOR_SIZE		512
 
-/* Superblock placement (ch. 10 §0, §2) */
+/* Superblock placement (doc/format.md §1, §2) */
 #define BCH_SB_LAYOUT_SECTOR	7	/* copy of bch_sb_layout */
 #define BCH_SB_SECTOR		8	/* default primary superblock */
 #define BCH_SB_LAYOUT_MAX_SB	61	/* entries in layout.sb_offset[] */
@@ -211,7 +211,7 @@ enum bch_sb_field_type {
 	BCH_SB_FIELD_NR = 6
 };
 
-/* Checksum types (ch. 10 §3.1, ch. 40 §40.2.1) */
+/* Checksum types (doc/format.md §7.1) */
 enum bch_csum_type {
 	BCH_CSUM_NONE			= 0,
 	BCH_CSUM_CRC32C_NONZERO		= 1,

@@ -1,5 +1,5 @@
 /*
- * ioctl.h - the bcachefs control ioctl ABI (ch. 50 §8), x86-64 layouts.
+ * ioctl.h - the bcachefs control ioctl ABI (doc/ioctl.md §3), x86-64 layouts.
  *
  * ioctl arguments are in host byte order (plain uintNN_t), except the
  * embedded struct bpos, which reuses the on-disk type (identical on

@@ -74,7 +74,7 @@ union bch_extent_entry {
 	struct bch_extent_crc128 crc128;
 };
 
-/* ptr (ch. 40 §40.1.2) */
+/* ptr (doc/format.md §5.2.2) */
 LE64_BITMASK(EXTENT_PTR_TYPE,		struct bch_extent_ptr, w,  0,  1);
 LE64_BITMASK(EXTENT_PTR_CACHED,		struct bch_extent_ptr, w,  1,  2);
 LE64_BITMASK(EXTENT_PTR_ERASURE_CODED,	struct bch_extent_ptr, w,  2,  3);
@@ -276,7 +276,7 @@ static inline bool bch_extent_crc_unpack(const union bch_extent_entry *e,
 }
 
 /*
- * Smallest crc entry kind that can hold c (ch. 40 §40.1.4), or -1 if none
+ * Smallest crc entry kind that can hold c (doc/format.md §5.2.5), or -1 if none
  * can.  Uses the real checksum widths of bch_csum_type_bytes().
  */
 static inline int bch_extent_crc_pick_type(const struct bch_extent_crc_unpacked *c)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The copying garbage collector (spec 30 §5.7): see copygc.h.
+ * The copying garbage collector (doc/engine.md §8.6): see copygc.h.
  *
  * A pass: choose buckets on each device that needs room (fewest live
  * sectors first, as many as the copies can take), then walk the extents

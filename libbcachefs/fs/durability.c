@@ -45,7 +45,7 @@ unsigned bch_inode_replicas_want(struct bch_fs *c, uint64_t inum, struct bch_ino
 	return cache->want;
 }
 
-/* ---- replicas GC (30 §7.5) ---- */
+/* ---- replicas GC (doc/engine.md §16) ---- */
 
 static int gc_node(void *arg, const struct btree_node_visit *v)
 {

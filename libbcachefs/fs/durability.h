@@ -26,7 +26,7 @@ struct bch_inode_want {
 };
 unsigned bch_inode_replicas_want(struct bch_fs *c, uint64_t inum, struct bch_inode_want *cache);
 
-/* Replicas GC (30 §7.5): a checkpoint, then the table rebuilt from every live key. */
+/* Replicas GC (doc/engine.md §16): a checkpoint, then the table rebuilt from every live key. */
 int bch_fs_replicas_gc(struct bch_fs *c, struct printbuf *err);
 
 #endif

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Opening a filesystem (spec 10 §2.7.2, 30 §4.1, §7.6, 40 §40.4, 50 §1.8):
+ * Opening a filesystem (doc/format.md §2.12, doc/engine.md §2.1, §2.2, doc/format.md §9):
  *
  *   open every device -> read and validate its superblock -> check they
  *   belong together -> choose the newest superblock -> map devices to
@@ -91,7 +91,7 @@ static void pr_uuid_str(struct printbuf *out, const uint8_t *u)
 	pr_uuid(out, u);
 }
 
-/* Every device must carry the same internal uuid (spec 10 §2.7.2 step 3). */
+/* Every device must carry the same internal uuid (doc/format.md §2.12 step 3). */
 static int check_same_fs(struct opened_dev *d, unsigned nr, struct printbuf *err)
 {
 	unsigned i;
@@ -123,7 +123,7 @@ static unsigned pick_best(struct opened_dev *d, unsigned nr)
 	return best;
 }
 
-/* Check device @d against the chosen superblock @best (spec 10 §2.7.2). */
+/* Check device @d against the chosen superblock @best (doc/format.md §2.12). */
 static int check_member(struct opened_dev *d, const struct bch_sb *best,
 			struct printbuf *err)
 {
@@ -244,7 +244,7 @@ static const char *data_type_str(unsigned type)
 	}
 }
 
-/* The replicas rule of spec 30 §7.6: may we start with these devices? */
+/* The replicas rule of doc/engine.md §2.2: may we start with these devices? */
 static int check_replicas(struct bch_fs *c, struct printbuf *err)
 {
 	struct bch_replicas_iter it;
@@ -314,7 +314,7 @@ static void fill_geometry(struct bch_fs *c)
 	c->str_hash_type = (unsigned)BCH_SB_STR_HASH_TYPE(sb);
 }
 
-/* ---- the encryption key (spec 40 §40.4, 50 §5) --------------------------- */
+/* ---- the encryption key (doc/format.md §9, doc/tools.md §7) --------------------------- */
 
 static int unwrap_with(struct bch_fs *c, const struct bch_sb_field_crypt *cf,
 		       const struct bch_key *wrapping)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Opening and closing a filesystem. Every command goes through
- * bch_fs_open() (spec 30 §4: devices -> superblocks -> key -> journal ->
+ * bch_fs_open() (doc/engine.md §2.1: devices -> superblocks -> key -> journal ->
  * btree roots) and bch_fs_close(). A read-only open never writes. The
  * object itself is in core/bch_fs.h.
  */

@@ -103,7 +103,7 @@ static bool nlink_dec(struct bch_inode_unpacked *u)
 }
 
 /*
- * A free inode number (40 §40.5.8): from max(hint, 4096) up, wrapping
+ * A free inode number (doc/format.md §5.5.6): from max(hint, 4096) up, wrapping
  * once to 4096, the first without an inode key (a generation key's slot
  * is free: *@gen is its generation). Below 2^32 with inodes_32bit.
  */
@@ -276,7 +276,7 @@ static bool slot_match(const struct hash_desc *h, const struct slot *s, unsigned
 }
 
 /*
- * Find the entry @name from offset @hash (40 §40.6.3): over live entries
+ * Find the entry @name from offset @hash (doc/format.md §5.6.3): over live entries
  * and whiteouts, to the first empty slot. *@off and *@s on success.
  */
 static int hash_find(struct bch_fs *c, struct btree_trans *t, const struct hash_desc *h,
@@ -326,7 +326,7 @@ static int hash_free_slot(struct bch_fs *c, struct btree_trans *t, const struct 
 /*
  * Delete the entry at @off: a whiteout when a live entry after it in its
  * run of occupied slots hashes to @off or before (its probe passes here),
- * else a plain deletion (40 §40.6.3).
+ * else a plain deletion (doc/format.md §5.6.3).
  */
 static int hash_delete(struct bch_fs *c, struct btree_trans *t, const struct hash_desc *h,
 		       uint64_t off)
@@ -458,7 +458,7 @@ static bool extent_counts(const struct bkey_h *k)
 
 /*
  * Sectors of [@start, @end) of @inum covered by keys that count in
- * bi_sectors (40 §40.5.7), as the btree is now; *@last (may be NULL): the
+ * bi_sectors (doc/format.md §5.5.7), as the btree is now; *@last (may be NULL): the
  * end of the last key of the inode at or after @start (0 if none).
  */
 static int extents_sectors(struct bch_fs *c, uint64_t inum, uint64_t start, uint64_t end,
@@ -772,7 +772,7 @@ static void inode_init(struct bch_fs *c, struct bch_inode_unpacked *u, uint64_t 
 
 /*
  * The data of a new symlink: the target, zero-padded to the block size
- * (40 §40.5.7), as extent keys in @t.
+ * (doc/format.md §5.5.7), as extent keys in @t.
  */
 static int symlink_data(struct bch_fs *c, struct btree_trans *t, struct bch_inode_unpacked *u,
 			const char *target, struct printbuf *err)
@@ -947,7 +947,7 @@ int bch_fs_link(struct bch_fs *c, uint64_t inum, uint64_t dir, const char *name,
 
 /*
  * Every key of @inum in hashed btree @btree (entries and whiteouts) goes:
- * the inode itself is being deleted (40 §40.5.10).
+ * the inode itself is being deleted (doc/format.md §5.5.6).
  */
 static int hashed_delete_all(struct bch_fs *c, struct btree_trans *t, unsigned btree,
 			     uint64_t inum)
@@ -1499,7 +1499,7 @@ out:
 }
 
 /*
- * Reservation keys (40 §40.1.9) over the holes of sectors [@start, @end)
+ * Reservation keys (doc/format.md §5.3) over the holes of sectors [@start, @end)
  * of @u: they read as zeroes and count in bi_sectors.
  */
 static int reserve_holes(struct bch_fs *c, struct btree_trans *t, struct bch_inode_unpacked *u,
@@ -1712,7 +1712,7 @@ static int acl_mode(const uint8_t *v, size_t len, unsigned *mode)
 /*
  * A compression option set at run time sets the superblock's feature bit
  * of that compression (features[0] bit 0 lz4, 1 gzip, 2 zstd), as the 2018
- * kernel did (40 §40.3): @stored is the option + 1 (0 unset, 1 none).
+ * kernel did (doc/format.md §8): @stored is the option + 1 (0 unset, 1 none).
  */
 static int compression_feature_set(struct bch_fs *c, uint64_t stored, struct printbuf *err)
 {
@@ -1730,7 +1730,7 @@ static int compression_feature_set(struct bch_fs *c, uint64_t stored, struct pri
 
 /*
  * "bcachefs.NAME": option NAME of the inode, stored in its option field
- * (value + 1), never as an xattr key (40 §40.6.6). @val NULL removes it.
+ * (value + 1), never as an xattr key (doc/format.md §5.7). @val NULL removes it.
  */
 static int inode_opt_xattr_set(struct bch_fs *c, uint64_t inum, const char *full_name,
 			       const void *val, size_t size, unsigned flags,

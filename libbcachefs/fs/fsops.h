@@ -8,12 +8,12 @@
  * punch hole, zero range), xattrs, fsync and statfs.
  *
  * They follow the format exactly (spec 40): inode numbers from the hint
- * upwards (inodes_32bit respected, generation keys reused, §40.5.5,
- * §40.5.8), new inodes inheriting the parent's option fields, directory
- * link counts (§40.8.8), dirents and xattrs placed by linear probing and
- * deleted with whiteouts where a probe run needs them (§40.6.3),
+ * upwards (inodes_32bit respected, generation keys reused, doc/format.md §5.5.1,
+ * doc/format.md §5.5.6), new inodes inheriting the parent's option fields, directory
+ * link counts (doc/fsck.md §11.7), dirents and xattrs placed by linear probing and
+ * deleted with whiteouts where a probe run needs them (doc/format.md §5.6.3),
  * i_size and bi_sectors updated in the transaction of the extents
- * (§40.5.7), deleted inodes replaced by generation keys (§40.5.10).
+ * (doc/format.md §5.5.7), deleted inodes replaced by generation keys (doc/format.md §5.5.6).
  *
  * Reads go through fsread.h. Checks the kernel does itself for a FUSE
  * mount with default_permissions (permissions, a directory renamed into
@@ -207,7 +207,7 @@ void bch_fs_statfs(struct bch_fs *c, struct bch_statfs *st);
 /* Inodes in use: counted at the first call, then kept as they come and go. */
 uint64_t bch_fs_nr_inodes(struct bch_fs *c);
 
-/* The stored form of a time (40 §40.5.9) and of now. */
+/* The stored form of a time (doc/format.md §5.5.5) and of now. */
 uint64_t bch_fs_time(const struct bch_fs *c, const struct timespec *ts);
 uint64_t bch_fs_now(const struct bch_fs *c);
 

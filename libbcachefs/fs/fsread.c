@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Filesystem-level reads (see fsread.h): inodes, lookups with the string
- * hash and linear probing (40 §40.6.3), readdir, file data assembled from
- * extents with holes as zeroes (40 §40.1), symlinks and xattrs.
+ * hash and linear probing (doc/format.md §5.6.3), readdir, file data assembled from
+ * extents with holes as zeroes (doc/format.md §5.2), symlinks and xattrs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1035,7 +1035,7 @@ static void put32(uint8_t *p, uint32_t v)
 	put16(p + 2, (uint16_t)(v >> 16));
 }
 
-/* POSIX ACL tags (40 §40.6.7) */
+/* POSIX ACL tags (doc/format.md §5.7) */
 #define ACL_TAG_USER_OBJ	0x01
 #define ACL_TAG_USER		0x02
 #define ACL_TAG_GROUP_OBJ	0x04
@@ -1139,7 +1139,7 @@ ssize_t bch_acl_from_xattr(const uint8_t *v, size_t len, unsigned type,
 	/* the reader counts entries from the size: four short ones with named ones */
 	if (pos - 4 >= 16 && nr_short != 4)
 		return -EINVAL;
-	/* owner, group and other only: the mode says it all (40 §40.6.7) */
+	/* owner, group and other only: the mode says it all (doc/format.md §5.7) */
 	if (type == BCH_XATTR_INDEX_POSIX_ACL_ACCESS && nr == 3)
 		return 0;
 	return (ssize_t)pos;

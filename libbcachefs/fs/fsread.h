@@ -74,7 +74,7 @@ enum bch_lookup_flags {
 };
 
 /*
- * Look up @name (@len bytes, no '/') in directory @dir (40 §40.6.3:
+ * Look up @name (@len bytes, no '/') in directory @dir (doc/format.md §5.6.3:
  * start at hash(name), probe forward over live entries and whiteouts,
  * stop at an empty slot). "." and ".." are not stored and not found here.
  * Returns 0 with *@inum (and *@d_type if not NULL), -ENOENT, -ENOTDIR if
@@ -95,7 +95,7 @@ int bch_lookup_path(struct bch_fs *c, const char *path, uint64_t *inum,
 
 /*
  * One directory entry. @cookie is where to continue after it (the
- * entry's hash offset + 1; 40 §40.6.3).
+ * entry's hash offset + 1; doc/format.md §5.6.3).
  * Return 0 to go on, > 0 to stop (bch_readdir returns it), < 0 to fail.
  */
 typedef int (*bch_readdir_fn)(void *arg, const char *name, size_t len,
@@ -267,7 +267,7 @@ ssize_t bch_xattr_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		      struct printbuf *err);
 
 /*
- * Convert a stored POSIX ACL (40 §40.6.7: version 1, short entries for
+ * Convert a stored POSIX ACL (doc/format.md §5.7: version 1, short entries for
  * USER_OBJ/GROUP_OBJ/MASK/OTHER) to the VFS xattr format (version 2, all
  * entries 8 bytes, id -1 for the short ones). @out may be NULL to get the
  * size. Returns the size, -EINVAL for a malformed ACL, -ERANGE if
@@ -277,7 +277,7 @@ ssize_t bch_acl_to_xattr(const void *val, size_t len, void *out, size_t out_size
 
 /*
  * A POSIX ACL as Linux hands it out (system.posix_acl_*: le32 version 2,
- * then 8-byte entries) in the on-disk form of 40 §40.6.7 (le32 version 1,
+ * then 8-byte entries) in the on-disk form of doc/format.md §5.7 (le32 version 1,
  * short entries for the owner, group, mask and other, long ones for named
  * users and groups) of xattr type @type. The bytes written, 0 when nothing
  * is to be stored (an empty ACL, or an access ACL that only repeats the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * First-mount initialisation (10 §5.10, 30 §4.3, 40 §40.5.8): see init.h
+ * First-mount initialisation (doc/engine.md §13, doc/format.md §5.5.6): see init.h
  * for what is written and in which order.
  */
 #include <errno.h>
@@ -225,7 +225,7 @@ static int alloc_roots(struct init_state *s, struct printbuf *err)
 }
 
 /*
- * Each root as the reference creates a btree's first root (20 §20.7.6):
+ * Each root as the reference creates a btree's first root (doc/engine.md §13):
  * an empty first bset (zero-width format, BTREE_NODE_SEQ 1, journal_seq 0),
  * then the keys appended in a bset with the journal seq that carries them.
  */
@@ -294,7 +294,7 @@ static int write_journal(struct init_state *s, struct printbuf *err)
 	if (ret)
 		return ret;
 
-	/* entry 1: the keys, in commit order, then the roots (30 §3.2) */
+	/* entry 1: the keys, in commit order, then the roots (doc/engine.md §4.3) */
 	jset_builder_init(&b);
 	if (s->nr_alloc_keys)
 		ret = jset_add_keys(&b, BTREE_ID_ALLOC, 0, s->alloc_keys, s->nr_alloc_keys);
@@ -344,7 +344,7 @@ static void *journal_field(const struct bch_dev_alloc *d, size_t *bytes)
 
 /*
  * The filesystem-wide superblock after initialisation: seq + 1,
- * INITIALIZED, CLEAN, last_mount (10 §2.9.2, §5.10).
+ * INITIALIZED, CLEAN, last_mount (doc/format.md §2.14, doc/engine.md §13).
  */
 static int new_fs_sb(struct init_state *s, struct bch_sb **ret, struct printbuf *err)
 {

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * First-mount initialisation of a new filesystem (spec 10 §5.10, 30 §4.3,
- * 40 §40.5.8): what the 2018 tools did on the first open after `format`
+ * First-mount initialisation of a new filesystem (doc/engine.md §13,
+ * doc/format.md §5.5.6): what the 2018 tools did on the first open after `format`
  * ("initializing new filesystem") and on the fsck after it ("creating
  * lost+found"), in one step:
  *
- *   journal buckets on every device (10 §5.10 count and order);
+ *   journal buckets on every device (doc/engine.md §13 count and order);
  *   root nodes of the inodes, dirents and alloc btrees, each an empty
  *   first bset plus one bset with the keys (as the reference writes a
- *   btree's first root, 20 §20.7.6): root directory 4096, lost+found 4097
+ *   btree's first root, doc/engine.md §13): root directory 4096, lost+found 4097
  *   and its dirent, alloc keys for the buckets the nodes use;
  *   journal entry 1 with those keys and the roots, entry 2 with the roots
  *   only (last_seq = seq: clean);

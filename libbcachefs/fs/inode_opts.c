@@ -33,7 +33,7 @@ static const struct {
 	[BCH_INODE_OPT_background_target]	= { "background_target",	OPT_TARGET, NULL },
 };
 
-/* data_replicas takes [1, 4) as the 2018 option table says (spec 10 §7.1) */
+/* data_replicas takes [1, 4) as the 2018 option table says (doc/tools.md §2.1) */
 #define REPLICAS_OPT_MAX	4
 
 const char *bch_inode_opt_name(unsigned id)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Per-inode options (spec 10 §7.2, 40 §40.5.2): data_checksum, compression,
+ * Per-inode options (spec 10 §7.2, doc/format.md §5.5.2): data_checksum, compression,
  * background_compression, data_replicas and the three targets, stored in the
  * inode's option fields as value + 1 (0 = unset: the filesystem's option).
  * The 2018 core showed them as the extended attributes "bcachefs.NAME"
- * (40 §40.6.6): never stored as xattr keys, they read and write the inode.
+ * (doc/format.md §5.7): never stored as xattr keys, they read and write the inode.
  * This module turns option names and text values into field values and
  * back; fsops.c and the mount put them behind the xattr calls.
  */

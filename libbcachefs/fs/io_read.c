@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Reading the data of one extent (spec 40 §40.1.5): choose a copy, read
+ * Reading the data of one extent (doc/format.md §5.2.6): choose a copy, read
  * it, verify, decrypt, decompress, return the live part. See io_read.h.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Reading the data of one extent key (spec 40 §40.1.5, §40.1.6, §40.1.8,
- * §40.2, §40.3, §40.4.6).
+ * Reading the data of one extent key (doc/format.md §5.2.6, §5.2.8, §5.2.7,
+ * doc/format.md §7, §8, §7.5).
  *
  * For sectors [s, s + n) of the file that lie inside extent key K:
  *

@@ -25,7 +25,7 @@
 
 /* ---- options ------------------------------------------------------------ */
 
-/* The on-disk checksum type of data checksum option @opt (40 §40.2.1). */
+/* The on-disk checksum type of data checksum option @opt (doc/format.md §7.1). */
 static unsigned data_csum_type(struct bch_fs *c, unsigned opt)
 {
 	if (c->encrypted)
@@ -39,7 +39,7 @@ static unsigned data_csum_type(struct bch_fs *c, unsigned opt)
 void bch_io_opts_get(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 		     struct bch_io_opts *o)
 {
-	/* inode option fields hold option + 1, 0 = the filesystem's (40 §40.5.2) */
+	/* inode option fields hold option + 1, 0 = the filesystem's (doc/format.md §5.5.2) */
 	unsigned csum = c->data_csum_type, compr = (unsigned)BCH_SB_COMPRESSION_TYPE(c->sb);
 	unsigned replicas = (unsigned)BCH_SB_DATA_REPLICAS_WANT(c->sb);
 	unsigned target = (unsigned)BCH_SB_FOREGROUND_TARGET(c->sb);
@@ -332,7 +332,7 @@ bool bch_dev_in_target(struct bch_fs *c, unsigned dev, unsigned target)
 	if (!m)
 		return false;
 	g = (unsigned)BCH_MEMBER_GROUP(m);
-	/* the device's group, or one of its parents (10 §4.6) */
+	/* the device's group, or one of its parents (doc/format.md §2.11) */
 	for (depth = 0; g && depth < 32; depth++) {
 		if (g - 1 == target - 257)
 			return true;
@@ -471,7 +471,7 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 		       o->nr_replicas_req, durability);
 		return -EROFS;
 	}
-	/* the replicas entry before any key that needs it (30 §7.3) */
+	/* the replicas entry before any key that needs it (doc/engine.md §16) */
 	if (devs != wp->replicas_devs) {
 		ret = bch_fs_rw_replicas_mark(c, BCH_DATA_USER, devs, err);
 		if (ret)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Writing file data (spec 40 §40.1.4, §40.1.12, §40.2, §40.3.3, §40.4.6,
- * §40.4.7): the data of a write is cut into extents, each encoded
+ * Writing file data (doc/format.md §5.2.5, §5.2.10, §7, §8.3, §7.5,
+ * doc/format.md §9.3): the data of a write is cut into extents, each encoded
  * (compressed, then encrypted, then checksummed, in that order), written
  * to one bucket per replica through the write point, and described by an
  * extent key: a crc entry when checksummed or compressed (the narrowest
@@ -67,7 +67,7 @@ struct bch_encoded {
 
 /*
  * Encode the front of @data (@sectors of it, a whole number of blocks) into
- * at most @space sectors: compression per 40 §40.3.3 into @cbuf (at least
+ * at most @space sectors: compression per doc/format.md §8.3 into @cbuf (at least
  * min(sectors, extent_max) * 512 + one block bytes), encryption in place
  * (of @data or @cbuf) with @version_lo (> 0 when encrypted), the checksum
  * or MAC. Returns 0 or a negative error (-BCH_ERR_no_key, codec errors).

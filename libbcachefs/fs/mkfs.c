@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Building a new filesystem's superblocks (spec 10 §2.3, §4, §5, §6; 50 §2).
+ * Building a new filesystem's superblocks (doc/format.md §2.2, §2.5, doc/tools.md §2, §2.2).
  * See mkfs.h for the order of the steps. Nothing is written to a device
  * before mkfs_write(), and mkfs_check() has checked all it relies on.
  */
@@ -148,7 +148,7 @@ static void pr_choices(struct printbuf *out, const char * const *names)
 		pr_buf(out, "%s%s", i ? ", " : "", names[i]);
 }
 
-/* Exact, case-sensitive match after trimming blanks (spec 50 §5.1). */
+/* Exact, case-sensitive match after trimming blanks (doc/format.md §9.2). */
 static int parse_choice(const char *opt, const char *arg, const char * const *names,
 			unsigned *ret, struct printbuf *err)
 {
@@ -519,7 +519,7 @@ static uint64_t rounddown_pow2(uint64_t v)
 	return v ? 1ULL << ilog2_u64(v) : 0;
 }
 
-/* Automatic bucket size (spec 10 §5.4 steps 1-4); 0 if too small. */
+/* Automatic bucket size (doc/tools.md §2.2 steps 1-4); 0 if too small. */
 static unsigned auto_bucket_size(uint64_t size, unsigned bs, unsigned bns)
 {
 	uint64_t b = max_t(uint64_t, max_t(uint64_t, bs, bns), 256);
@@ -697,7 +697,7 @@ int mkfs_layout(unsigned bs, uint64_t start, uint64_t end,
 	if (start >= end)
 		goto nospc;
 
-	/* the reference halves start only, not the difference (spec 10 §2.3) */
+	/* the reference halves start only, not the difference (doc/format.md §2.2) */
 	size0 = min_t(uint64_t, 128, end - start / 2);
 	backup = min_t(uint64_t, round_up(start + size0, bs), end);
 	size = min_t(uint64_t, end - backup, backup - start);
@@ -767,7 +767,7 @@ static struct bch_sb_field_members *sb_members(struct bch_sb *sb)
 	return (struct bch_sb_field_members *)bch_sb_field_get(sb, BCH_SB_FIELD_members);
 }
 
-/* Walk (and with @create, extend) the group tree; spec 10 §4.6.1. */
+/* Walk (and with @create, extend) the group tree; doc/format.md §2.11. */
 int mkfs_disk_group(struct bch_sb **sb, const char *path, bool create,
 		    struct printbuf *err)
 {

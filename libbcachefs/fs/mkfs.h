@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Building a new filesystem: the superblock(s) `format` writes (spec 10 §5,
- * §6, §7; 50 §2). In this version format writes superblocks and the layout
+ * Building a new filesystem: the superblock(s) `format` writes (doc/tools.md §2,
+ * doc/tools.md §2.2, §2.1, §2). In this version format writes superblocks and the layout
  * only; the filesystem is initialised (journal, btree roots, root inode) on
- * first open, so INITIALIZED = 0 (spec 10 §5.9, §5.10).
+ * first open, so INITIALIZED = 0 (doc/format.md §2.15, doc/engine.md §13).
  *
  * The steps, each usable on its own (tests, migrate):
  *
- *   mkfs_opts_init(), mkfs_dev_opts_init()   defaults (spec 10 §7.1)
+ *   mkfs_opts_init(), mkfs_dev_opts_init()   defaults (doc/tools.md §2.1)
  *   mkfs_parse_*()                           option values -> numbers
  *   mkfs_dev_open()                          open + size/block size of a device
  *   mkfs_geometry()                          block, bucket, btree node sizes
@@ -53,7 +53,7 @@ struct printbuf;
 #define MKFS_BUCKET_SIZE_AUTO_MAX	2048	/* sectors (1 MiB) */
 /*
  * A btree node holds its header bset and at least one more: a new root is
- * an empty bset, then its keys (20 §20.7.6), each starting on a block.
+ * an empty bset, then its keys (doc/engine.md §13), each starting on a block.
  */
 #define MKFS_NODE_MIN_BLOCKS		2
 #define MKFS_DISK_GROUPS_MAX		255	/* member GROUP is index + 1 in 8 bits */
@@ -61,10 +61,10 @@ struct printbuf;
 #define MKFS_SB_AREA_START		8	/* sectors: superblocks live in [8, 264) */
 #define MKFS_SB_AREA_END		(8 + 256)
 
-/* Per-device options; they apply to the devices that follow (spec 50 §2.2). */
+/* Per-device options; they apply to the devices that follow (doc/tools.md §2.1). */
 struct mkfs_dev_opts {
 	uint64_t	fs_size;	/* sectors to use; 0 = the whole device */
-	unsigned	bucket_size;	/* sectors; 0 = automatic (spec 10 §5.4) */
+	unsigned	bucket_size;	/* sectors; 0 = automatic (doc/tools.md §2.2) */
 	const char	*group;		/* disk group path "a.b"; NULL = none */
 	bool		discard;
 	unsigned	data_allowed;	/* bit t = data type t (MKFS_DATA_ALLOWED_MASK) */
@@ -89,7 +89,7 @@ struct mkfs_dev {
 	uint64_t		nbuckets;
 };
 
-/* Filesystem-wide options (spec 10 §7.1, 50 §2.3). */
+/* Filesystem-wide options (doc/tools.md §2.1). */
 struct mkfs_opts {
 	unsigned	block_size;		/* sectors; 0 = from the devices */
 	unsigned	btree_node_size;	/* sectors; 0 = automatic */
@@ -131,7 +131,7 @@ void mkfs_dev_opts_init(struct mkfs_dev_opts *opts);
 /* ---- option values ------------------------------------------------------ */
 
 /*
- * Parse the value of one option (spec 50 §1.4, §2.3). Returns 0 or -EINVAL /
+ * Parse the value of one option (doc/tools.md §1.2, §2.1). Returns 0 or -EINVAL /
  * -ERANGE with a message in @err naming @opt (e.g. "--block_size") and what
  * is allowed. Sizes are sectors.
  */
@@ -172,7 +172,7 @@ int mkfs_check_config(const struct mkfs_opts *opts, const struct mkfs_dev *devs,
 /*
  * Open @dev->path for formatting: read-write, exclusive for block devices,
  * never created. Refuses a device that is mounted or in use, and fills
- * dev_size and the block sizes (spec 10 §6.2: physical block size of a
+ * dev_size and the block sizes (doc/tools.md §2.2: physical block size of a
  * block device, st_blksize of a regular file).
  */
 int mkfs_dev_open(struct mkfs_dev *dev, struct printbuf *err);
@@ -190,8 +190,8 @@ int mkfs_dev_probe(struct mkfs_dev *dev, struct printbuf *what, struct printbuf 
 /* ---- geometry ----------------------------------------------------------- */
 
 /*
- * Block size (spec 10 §5.3), bucket size and nbuckets of each device
- * (§5.4), btree node size (§5.5). Fills opts->block_size,
+ * Block size (doc/tools.md §2.2), bucket size and nbuckets of each device
+ * (doc/tools.md §2.2), btree node size (doc/tools.md §2.2). Fills opts->block_size,
  * opts->btree_node_size (if 0) and dev->size, bucket_size, nbuckets.
  * Errors: a device too small, too few buckets, inconsistent sizes.
  */
@@ -200,7 +200,7 @@ int mkfs_geometry(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 
 /*
  * Superblock layout for block size @bs in the sector range [start, end)
- * (spec 10 §2.3, quirks included). -ENOSPC "insufficient space for
+ * (doc/format.md §2.2, quirks included). -ENOSPC "insufficient space for
  * superblocks" when it does not fit.
  */
 int mkfs_layout(unsigned bs, uint64_t start, uint64_t end,
@@ -210,7 +210,7 @@ int mkfs_layout(unsigned bs, uint64_t start, uint64_t end,
 
 /*
  * Build the superblock for @devs (geometry already computed): members,
- * disk groups, targets, crypt (spec 10 §5.6). *@ret is malloc'd (free()),
+ * disk groups, targets, crypt (doc/tools.md §2.3). *@ret is malloc'd (free()),
  * with dev_idx 0, offset 8, csum zero; the caller sets dev_idx per device.
  * Fills the zero uuids of @opts and @devs with the random ones used.
  */
@@ -218,7 +218,7 @@ int mkfs_build_sb(struct mkfs_opts *opts, struct mkfs_dev *devs, unsigned nr,
 		  struct bch_sb **ret, struct printbuf *err);
 
 /*
- * Find a disk group by path (@create: find-or-create, spec 10 §4.6.1) in
+ * Find a disk group by path (@create: find-or-create, doc/format.md §2.11) in
  * *@sb, which may be reallocated (the disk_groups field is added or grown).
  * Returns the group index (>= 0) or a negative error; -ENOENT when !@create
  * and it does not exist.
@@ -227,7 +227,7 @@ int mkfs_disk_group(struct bch_sb **sb, const char *path, bool create,
 		    struct printbuf *err);
 
 /*
- * Resolve a target (spec 10 §5.6): "" or "none" -> 0; a device path as
+ * Resolve a target (doc/tools.md §2.3): "" or "none" -> 0; a device path as
  * given -> 1 + index; a group path -> 257 + group index. -EINVAL if none.
  */
 int mkfs_target(const struct bch_sb *sb, const struct mkfs_dev *devs, unsigned nr,
@@ -240,7 +240,7 @@ int mkfs_target(const struct bch_sb *sb, const struct mkfs_dev *devs, unsigned n
 int mkfs_check(struct bch_sb *sb, unsigned nr, struct printbuf *err);
 
 /*
- * Write @sb to each device in order (spec 10 §2.9.1): zero bytes 0..4095,
+ * Write @sb to each device in order (doc/format.md §2.14): zero bytes 0..4095,
  * the layout at sector 7 and every copy with its own offset and checksum,
  * then flush. @sb's dev_idx, offset and csum are changed.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Moving extents (spec 30 §8.2): see move.h.
+ * Moving extents (doc/engine.md §17): see move.h.
  */
 #include <errno.h>
 #include <inttypes.h>

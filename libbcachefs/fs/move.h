@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Moving extents (spec 30 §8.2): the primitive under the data jobs
+ * Moving extents (doc/engine.md §17): the primitive under the data jobs
  * (admin/data_job.c: rereplicate, migrate, scrub) and the copying GC
  * (fs/copygc.c).
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Quotas: usage counted from the inodes, limits from the quotas btree
- * (spec 40 §40.7). See quota.h.
+ * (doc/format.md §5.9). See quota.h.
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Quotas (spec 40 §40.7, format.md §5.9). The 2018 format stores only the
+ * Quotas (doc/format.md §5.9, format.md §5.9). The 2018 format stores only the
  * limits, as keys of the quotas btree at (type, id): type 0 user (uid),
  * 1 group (gid), 2 project (bi_project); value: space hard and soft limit
  * in 512-byte sectors, inode hard and soft limit. Usage is not stored: as

@@ -220,7 +220,7 @@ void fsck_extents_scan(struct fsck_fs *f, uint64_t inum, struct extent_sum *sum)
 	printbuf_reset(&f->err);
 }
 
-/* ---- hash tables: delete and insert (40 §40.6.3) ---- */
+/* ---- hash tables: delete and insert (doc/format.md §5.6.3) ---- */
 
 /* Decode a live entry, hashed with @h when not NULL; false if it does not decode. */
 bool fsck_entry_decode(unsigned btree_id, const struct bch_hash_info *h,
@@ -433,7 +433,7 @@ void fsck_table_add_many(struct fsck_fs *f, const struct bch_inode_unpacked *u,
 	qsort(f->inodes, f->nr_inodes, sizeof(*f->inodes), fi_cmp);
 }
 
-/* A new directory inode as 40 §40.5.8 makes it (options from @parent if any). */
+/* A new directory inode as doc/format.md §5.5.6 makes it (options from @parent if any). */
 void fsck_dir_inode_new(struct fsck_fs *f, struct bch_inode_unpacked *u, uint64_t inum,
 			  const struct bch_inode_unpacked *parent)
 {
@@ -674,7 +674,7 @@ int fsck_entry_fix(struct fsck_fs *f, enum bch_problem p, int also, unsigned btr
 	return ret ?: dup;
 }
 
-/* ---- hash runs (40 §40.6.3-§40.6.4) ----------------------------------------- */
+/* ---- hash runs (doc/format.md §5.6.3) ----------------------------------------- */
 
 static void run_reset(struct hash_run *r, uint64_t inum, uint64_t start)
 {
@@ -823,7 +823,7 @@ next:
 
 /*
  * A missing root (inode 4096) is found before the passes: recreated there
- * (40 §40.5.8: an empty directory, stored nlink 0, a new hash seed), its
+ * (doc/format.md §5.5.6: an empty directory, stored nlink 0, a new hash seed), its
  * dirents are kept: the dirents pass moves each to where the new seed
  * hashes it (reported as keys at the wrong offset). Not recreated, a
  * stand-in directory takes its place so that its dirents are judged as

@@ -54,7 +54,7 @@ int fsck_pass_root(struct fsck_fs *f)
 /* ---- pass 5: lost+found ------------------------------------------------------------- */
 
 /*
- * Create lost+found (40 §40.8.6): a new directory inode (numbered by
+ * Create lost+found (doc/fsck.md §11.5): a new directory inode (numbered by
  * fsck_inum_new(): above every inode number in use, below 2^32 with 32 bit
  * inodes), its dirent in the root (replacing one of
  * that name), the root's nlink + 1. An inode the old dirent pointed to
@@ -342,7 +342,7 @@ static void apply_size_fix(struct bch_inode_unpacked *u, const void *arg)
 
 /*
  * Checks, for every inode, its stored link count against the dirents kept
- * by the dirents pass (40 §40.8.8: directories 2 + one per subdirectory,
+ * by the dirents pass (doc/fsck.md §11.7: directories 2 + one per subdirectory,
  * as the walk leaves each directory with one dirent; other inodes one per
  * dirent); that non-directories have at least one dirent (orphans); and
  * that I_SIZE_DIRTY and I_SECTORS_DIRTY are clear (they are left set only

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fsck, filesystem level (spec 40 §40.8; detection side).
+ * fsck, filesystem level (doc/fsck.md §11; detection side).
  *
  * Runs after the node and key passes (fsck.c) and the mark and sweep
  * (fsck_gc.c): keys that fail their type's checks were reported there and
@@ -52,7 +52,7 @@
  *   dirent / xattr of a missing owner, dirent in a non-directory	deleted
  *   bad dirent (empty, ".", "..", to itself, to a missing inode) and
  *   duplicates			hash-deleted: a whiteout when a later entry of
- *				the run probed past it (40 §40.6.3)
+ *				the run probed past it (doc/format.md §5.6.3)
  *   key at the wrong hash offset	hash-deleted and inserted again at the
  *				first free slot from its hash (a duplicate of an
  *				entry met there is only deleted)

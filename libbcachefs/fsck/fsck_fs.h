@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * fsck, filesystem level (spec 40 §40.8) and allocation (spec 30 §6)
+ * fsck, filesystem level (doc/fsck.md §11) and allocation (doc/fsck.md §10)
  * checks. Both run after the node and key passes of fsck.c, over the
  * live keys (journal laid over the nodes); every finding goes through
  * fsck_fix() (problems.h), and the repairs are transactions of the update

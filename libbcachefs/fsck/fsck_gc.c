@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fsck, allocation: mark and sweep as fsck runs it (spec 30 §5.5, §6, §7),
+ * fsck, allocation: mark and sweep as fsck runs it (doc/engine.md §8.2, doc/fsck.md §10, doc/engine.md §16),
  * and its repairs through the update engine (btree_update.h).
  *
  * Runs after the node and key passes (fsck.c), which reported unreadable
@@ -13,13 +13,13 @@
  *     device is a member and the pointed range lies inside the device;
  *   - its gen against the bucket's gen from the alloc btree (and journal):
  *     a pointer newer than its bucket, or into a bucket with no alloc key,
- *     is an error (30 §6.2); an older pointer is stale: normal for a
- *     cached pointer (its bucket was reused, 30 §5.6: it is only skipped),
+ *     is an error (doc/fsck.md §10); an older pointer is stale: normal for a
+ *     cached pointer (its bucket was reused, doc/engine.md §8.5: it is only skipped),
  *     an error for a dirty pointer or a btree node pointer (its data was
  *     overwritten);
  *   - the kind of data of each bucket (superblock, journal, btree, user;
  *     stale pointers do not count): two kinds in one bucket are an error;
- *   - the superblock replicas entries (30 §7.4): {btree or user, devices of
+ *   - the superblock replicas entries (doc/format.md §2.9): {btree or user, devices of
  *     the non-cached pointers} for every key, {cached, [dev]} for every
  *     cached pointer, {journal, devices} for every journal entry to
  *     replay. Not checked when the superblock has no replicas field (the
@@ -37,7 +37,7 @@
  *     pointer is never left behind when a bucket is reused, so the alloc
  *     gen is what is wrong: the bucket takes back the pointer's gen;
  *   - a pointer newer than its bucket: the bucket takes the pointer's gen
- *     (30 §6.2), unless live data of the bucket's gen was seen in it: then
+ *     (doc/fsck.md §10), unless live data of the bucket's gen was seen in it: then
  *     the pointer takes the bucket's gen (no data goes stale either way);
  *     later pointers stale only by a gen given here take it too;
  *   - a bucket with no alloc key: it takes the pointer's gen;
@@ -49,7 +49,7 @@
  * are only reported (bucket_metadata_overlap).
  *
  * Nothing is counted for usage: nothing about usage is persisted in this
- * version (30 §6.3). Leaves nothing for the filesystem passes (which see
+ * version (doc/ioctl.md §9.2). Leaves nothing for the filesystem passes (which see
  * the repaired extents: i_sectors follows).
  *
  * Memory: two bytes per bucket of each member (gen, state), two more per
@@ -258,7 +258,7 @@ static void mark_range(struct fsck_gc *gc, unsigned dev, uint64_t start, uint64_
 		mark_bucket(gc, dev, b, type, 0, 0, NULL, what);
 }
 
-/* Superblock copies (and the sectors before the first) and journal buckets (30 §5.5). */
+/* Superblock copies (and the sectors before the first) and journal buckets (doc/engine.md §8.2). */
 static void gc_mark_sb_journal(struct fsck_gc *gc)
 {
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++) {
@@ -550,7 +550,7 @@ static enum gk_gen gc_key_gen(struct gc_key_ctx *x, unsigned i, const struct gc_
 		 * Newer than its bucket: the bucket takes the pointer's
 		 * gen, unless a live pointer of the bucket's gen was seen:
 		 * then this pointer takes the bucket's (no data is lost
-		 * either way; 30 §6.2 adopts the pointer's gen).
+		 * either way; doc/fsck.md §10 adopts the pointer's gen).
 		 */
 		bool lower = *st & B_LIVE;
 

@@ -110,7 +110,7 @@ struct qslot {
 	uint8_t		type;
 };
 
-/* The probe run being read (40 §40.6.3): consecutive offsets of one inode. */
+/* The probe run being read (doc/format.md §5.6.3): consecutive offsets of one inode. */
 struct qrun {
 	uint64_t	inum, start, last;
 	bool		active;
@@ -495,7 +495,7 @@ static bool qleaf_keys(struct qcur *cur)
 
 	/*
 	 * The node reader checked the keys it kept without the filesystem's
-	 * context (20 §20.1.7): only extents and alloc keys are judged by it
+	 * context (doc/format.md §3.3): only extents and alloc keys are judged by it
 	 * (devices, buckets), and keys from the journal are judged whole.
 	 */
 	bool recheck = cur->ov || cur->id == BTREE_ID_EXTENTS || cur->id == BTREE_ID_ALLOC;

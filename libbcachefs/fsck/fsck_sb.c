@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fsck pass: the superblock copies (spec 10 §2.7, §2.9).
+ * fsck pass: the superblock copies (doc/format.md §2.12, §2.14).
  *
  * The open path (fs.c) read one good copy per device: the primary, or the
  * first backup that reads and validates when the primary does not (that
@@ -9,7 +9,7 @@
  *   - reads: magic, version, size and checksum (bch_sb_check_copy());
  *   - validates (bch_sb_validate());
  *   - holds the same superblock as the copy in use: the copies of one
- *     device differ only in `offset` and `csum` (spec 10 §2.9.1; every
+ *     device differ only in `offset` and `csum` (doc/format.md §2.14; every
  *     write by format or a mounted filesystem writes them all alike).
  * A copy that fails is reported as sb_backup_bad with its device and
  * sector. A valid copy with an older seq is a superblock write cut short

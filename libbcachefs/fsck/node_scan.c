@@ -53,7 +53,7 @@ struct scan_dev {
 	size_t			nr_journal;
 };
 
-/* Would the node reader skip a bset with @journal_seq (20 §20.3.6 d)? */
+/* Would the node reader skip a bset with @journal_seq (doc/format.md §4.5 d)? */
 static bool seq_blacklisted(const struct journal_state *j, uint64_t journal_seq)
 {
 	if (!journal_seq)
@@ -126,7 +126,7 @@ static void check_slot(struct scan_dev *sd, const uint8_t *p, uint64_t sector)
 	    bpos_cmp(n.min_key, n.max_key) > 0)
 		goto bad;
 	n.seq = seq;
-	/* the first bset is used even when blacklisted (20 §20.3.6 d) */
+	/* the first bset is used even when blacklisted (doc/format.md §4.5 d) */
 	n.journal_seq = jseq;
 	if (jseq > s->max_journal_seq)
 		s->max_journal_seq = jseq;

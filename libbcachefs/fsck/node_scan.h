@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The node scan: find the btree nodes on the member devices without the
- * pointers to them (spec 20 §20.3-§20.4), for fsck when pointers are lost
+ * pointers to them (doc/format.md §4.1-§4.4), for fsck when pointers are lost
  * (a root missing or unreadable, an interior node unreadable, a journal
  * that gives no roots).
  *

@@ -92,7 +92,7 @@ struct fsck_scan;
 	x(inode_nlink_wrong,		524,	PROB_FIXABLE|PROB_PREEN,	"inode link count is wrong") \
 	x(dirents_for_non_dir,		525,	PROB_FIXABLE,			"dirents found for an inode that is not a directory") \
 	x(inode_invalid,		526,	PROB_FIXABLE,			"inode is invalid") \
-	x(quota_wrong,			527,	0,				"quota usage is wrong")	/* 2018: usage is not on disk (spec 40 §40.7): nothing to check */ \
+	x(quota_wrong,			527,	0,				"quota usage is wrong")	/* 2018: usage is not on disk (doc/format.md §5.9): nothing to check */ \
 	x(inode_lost,			528,	PROB_FIXABLE,			"inode lost with a node of the inodes btree, its keys kept")
 
 enum bch_problem {

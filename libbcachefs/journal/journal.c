@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Journal, read side (spec 30 §1, §2, §3.9; 60 "Journal replay when
- * reading").
+ * Journal, read side (doc/format.md
+ * §6, doc/engine.md §2.4, doc/format.md §6.7).
  *
  * For every journal device, every journal bucket is walked block by block:
  * each jset header is checked (magic, size, checksum type), its checksum or
@@ -95,7 +95,7 @@ static int bucket_ensure(struct jscan *s, size_t end)
 	return 0;
 }
 
-/* Scan one bucket (spec 30 §2.2). */
+/* Scan one bucket (doc/format.md §6.5). */
 static int scan_bucket(struct jscan *s, unsigned idx, uint64_t *bucket_seq)
 {
 	struct bch_fs *c = s->c;
@@ -280,7 +280,7 @@ static int scan_dev(struct jscan *s, unsigned i)
 		ret = scan_bucket(s, (unsigned)b, &jd->bucket_seq[b]);
 	}
 
-	/* ring position of the newest entry (spec 30 §2.3) */
+	/* ring position of the newest entry (doc/format.md §6.5) */
 	for (b = 0; b < nr; b++)
 		if (jd->bucket_seq[b] != jd->bucket_seq[(b + 1) % nr] &&
 		    jd->bucket_seq[b] >= jd->bucket_seq[jd->cur_idx])
@@ -325,7 +325,7 @@ int bch_journal_scan(struct bch_fs *c, journal_scan_fn fn, void *ctx,
 	return journal_scan(c, fn, ctx, err, false);
 }
 
-/* ---- the replay list (spec 30 §2.5) ---------------------------------- */
+/* ---- the replay list (doc/format.md §6.6) ---------------------------------- */
 
 /* messages about journal entries, said or not once the replay window is known */
 struct jset_notes {
@@ -363,7 +363,7 @@ struct jread {
  * A bad entry is a problem when it was needed: past the newest valid
  * entry (a torn tail), or inside the replay window with no valid entry of
  * its seq. The others were superseded (a torn write the journal went on
- * from, a stale block of a bucket being reused, 30 §3.6).
+ * from, a stale block of a bucket being reused, doc/format.md §6.8).
  */
 static bool have_entry(const struct journal_state *j, uint64_t seq)
 {
@@ -526,7 +526,7 @@ static int journal_offer(void *ctx, const struct journal_scan_entry *se)
 	return 0;
 }
 
-/* ---- after the scan (spec 30 §2.6, §2.7) ----------------------------- */
+/* ---- after the scan (doc/format.md §6.6, doc/engine.md §2.4) ----------------------------- */
 
 static struct jset_loc entry_loc(const struct journal_entry_h *e)
 {
@@ -807,7 +807,7 @@ int bch_journal_read(struct bch_fs *c, struct printbuf *err)
 		return -EINVAL;
 	j->read_done = true;
 	if (!BCH_SB_INITIALIZED(c->sb))
-		return 0;	/* new filesystem: no journal yet (spec 30 §4.3) */
+		return 0;	/* new filesystem: no journal yet (doc/engine.md §13) */
 
 	ret = journal_scan(c, journal_offer, &r, err, true);
 	report_bad_entries(&r);

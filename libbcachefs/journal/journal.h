@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Journal, read side (spec 30 §1-§2): scan the journal buckets of every
+ * Journal, read side (doc/format.md §6, doc/engine.md §2.4): scan the journal buckets of every
  * device, validate entries, pick the newest seq and last_seq, take the
  * btree roots from the newest entry, and keep every key of the entries to
  * replay as an overlay that iterators present over the btree keys.
@@ -79,7 +79,7 @@ struct journal_scan_entry {
 
 /*
  * Walk every journal bucket of every journal device of @c as the mount
- * does (spec 30 §2.2) and call @fn for every block that holds a jset
+ * does (doc/format.md §6.5) and call @fn for every block that holds a jset
  * (OK, BAD or STALE; not for the empty blocks). @fn may modify the jset
  * but not keep the pointer. A non-zero return of @fn stops the scan and is
  * returned.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Journal writing: jset building and compaction (30 §3.2), header and
- * seq/last_seq (§3.1, §3.3), checksum and encryption (§1.6, §1.7), bucket
- * placement and reclaim (§1.8, §3.5, §3.6), flush ordering (§3.8).
+ * Journal writing: jset building and compaction (doc/engine.md §4.3), header and
+ * seq/last_seq (doc/format.md §6.8), checksum and encryption (doc/format.md §6.4), bucket
+ * placement and reclaim (doc/format.md §6.8), flush ordering (doc/format.md §6.8).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -261,7 +261,7 @@ int bch_journal_writer_init(struct bch_journal_writer *w, struct bch_fs *c,
 	if (!js->read_done || !js->nr_entries)
 		return 0;
 
-	/* after a mount: 30 §3.1 (skip blacklisted seqs), §2.3 (ring state) */
+	/* after a mount: doc/format.md §6.8 (skip blacklisted seqs), doc/format.md §6.5 (ring state) */
 	w->seq = js->seq;
 	for (b = 0; b < js->nr_blacklist; b++)
 		if (js->blacklist[b].end > w->seq)
@@ -295,7 +295,7 @@ int bch_journal_writer_init(struct bch_journal_writer *w, struct bch_fs *c,
 	return 0;
 }
 
-/* Free ring slots whose entries are all older than last_seq_ondisk (30 §3.6). */
+/* Free ring slots whose entries are all older than last_seq_ondisk (doc/format.md §6.8). */
 static void reclaim(struct bch_journal_writer *w, struct journal_wdev *d)
 {
 	while (d->last_idx != d->cur_idx &&
@@ -355,7 +355,7 @@ int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b
 		return ret;
 	sectors = (unsigned)(bytes >> BCH_SECTOR_SHIFT);
 
-	/* 1: keep open buckets with room (an exact fit moves on, 30 §1.8) */
+	/* 1: keep open buckets with room (an exact fit moves on, doc/format.md §6.8) */
 	for (i = 0; i < ARRAY_SIZE(w->devs); i++) {
 		struct journal_wdev *d = &w->devs[i];
 
@@ -397,7 +397,7 @@ int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b
 
 	/*
 	 * 3: preflush: everything the entry refers to must be durable first
-	 * (30 §5.6: no pointer before its data); a device nothing was written
+	 * (doc/engine.md §8.5: no pointer before its data); a device nothing was written
 	 * to since its last flush has nothing to make durable
 	 */
 	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)

@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Writing the journal (spec 30 §1, §3): build a jset (btree_keys records,
+ * Writing the journal (doc/format.md §6, doc/engine.md §7): build a jset (btree_keys records,
  * btree_root records, blacklist_v2), compact it as the reference does
- * (§3.2 step 4), fill the header, encrypt and MAC or checksum (§1.6-§1.7),
+ * (doc/engine.md §4.3 step 4), fill the header, encrypt and MAC or checksum (doc/format.md §6.4),
  * pad to the block size, and write it at the cursor of the current
- * journal bucket of every device chosen for it (§1.8, §3.5), with the
- * flush ordering of §3.8: every device flushed before the entry (so the
+ * journal bucket of every device chosen for it (doc/format.md §6.8), with the
+ * flush ordering of doc/format.md §6.8: every device flushed before the entry (so the
  * btree nodes it points to are durable), the entry flushed after.
  *
- * seq/last_seq follow the RULE of §3.1/§3.3/§3.6 (not the 2018
+ * seq/last_seq follow the RULE of doc/format.md §6.8 (not the 2018
  * last_seq_ondisk quirk): a bucket is reused only when all its entries are
  * older than the last_seq of the newest durable entry.
  */
@@ -41,7 +41,7 @@ void jset_builder_exit(struct jset_builder *b);
 /*
  * Add @keys (unpacked, needs_whiteout cleared) for (@btree_id, @level) as
  * btree_keys records; a record directly following one of the same btree
- * and level is merged into it while it stays <= 65535 u64s (§3.2).
+ * and level is merged into it while it stays <= 65535 u64s (doc/engine.md §4.3).
  * Empty @nr adds nothing. -EINVAL for a bad key header.
  */
 int jset_add_keys(struct jset_builder *b, unsigned btree_id, unsigned level,
@@ -49,7 +49,7 @@ int jset_add_keys(struct jset_builder *b, unsigned btree_id, unsigned level,
 /* One btree_root record: the root pointer key @k of a root at @level. */
 int jset_add_root(struct jset_builder *b, unsigned btree_id, unsigned level,
 		  const struct bkey_ref *k);
-/* A blacklist_v2 record [start, end] (must be the first record, §3.2). */
+/* A blacklist_v2 record [start, end] (must be the first record, doc/engine.md §4.3). */
 int jset_add_blacklist_v2(struct jset_builder *b, uint64_t start, uint64_t end);
 
 /* Header values of a jset. */
@@ -115,7 +115,7 @@ void bch_journal_writer_exit(struct bch_journal_writer *w);
 /*
  * Journal buckets @buckets (ring order) of device @dev that has no entry
  * yet (new journal: cur_idx = last_idx = nr - 1, so the first write goes
- * to ring index 0, 30 §1.1).
+ * to ring index 0, doc/format.md §6.1).
  */
 int bch_journal_writer_set_dev(struct bch_journal_writer *w, unsigned dev,
 			       const uint64_t *buckets, unsigned nr,
@@ -127,11 +127,11 @@ int bch_journal_writer_set_dev(struct bch_journal_writer *w, unsigned dev,
  * first (what the entry refers to, and the entries before it, are then
  * durable); with @flush the entry itself is flushed after its write (FUA),
  * without it the entry becomes durable with the next flush. Devices are chosen per
- * 30 §3.5 (open cursors first, then devices in index order) until
+ * doc/format.md §6.8 (open cursors first, then devices in index order) until
  * metadata_replicas durability is reached; -EROFS below
  * metadata_replicas_required. On success w->seq is the new seq and
  * w->last_devs the devices written (the caller adds the replicas entry
- * {journal, last_devs}, 30 §7.3).
+ * {journal, last_devs}, doc/engine.md §16).
  */
 int bch_journal_write(struct bch_journal_writer *w, const struct jset_builder *b,
 		      uint64_t last_seq, bool flush, struct printbuf *err);

@@ -2,7 +2,7 @@
 /*
  * One journal entry read from disk (jset.h): header, checksum or MAC and
  * decryption, records validated and repaired in memory as the reference
- * does (spec 30 §1). Nothing read from disk is trusted: every size is
+ * does (doc/format.md §6). Nothing read from disk is trusted: every size is
  * checked against the bytes actually read before it is used.
  */
 #include <errno.h>

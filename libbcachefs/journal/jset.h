@@ -58,7 +58,7 @@ int bch_jset_verify(struct jset *j, size_t bytes, const struct bch_key *key,
 
 /*
  * Validate the records of a verified jset and repair them in place as the
- * reference does (spec 30 §1.4): bad records become empty records, bad
+ * reference does (doc/format.md §6.3): bad records become empty records, bad
  * keys are dropped, an overrunning record cuts the jset. Afterwards every
  * record and key lies inside the jset and every key of btree_keys and
  * btree_root records is an unpacked key of at least 5 u64s. Returns the

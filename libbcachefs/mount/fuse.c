@@ -1475,7 +1475,7 @@ static void bf_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 /*
  * Every 100 ms: the open journal entry is written once it is a second
- * old (30 §3.7), so that at most the last second of work that nobody
+ * old (doc/engine.md §4.4), so that at most the last second of work that nobody
  * fsync'd is lost in a crash.
  */
 /*
@@ -1658,7 +1658,7 @@ LOCKED(bf_releasedir, (fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 /*
  * ioctl (issue 12): BCH_IOCTL_QUERY_UUID on any file or directory of the
  * mount answers the filesystem's external uuid, which is how a command
- * finds the filesystem behind a path (spec 50 §6.2) and then its control
+ * finds the filesystem behind a path (doc/ioctl.md §2) and then its control
  * socket (mount/ctl.h). Everything else: ENOTTY. No engine state is
  * touched (the uuid never changes), so no lock.
  */

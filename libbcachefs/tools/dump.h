@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * dump (spec 50 §9.1): the metadata of each member device as a sparse
+ * dump (doc/tools.md §5): the metadata of each member device as a sparse
  * qcow2 image (qcow2.h), for sending a broken filesystem to a developer
  * without its data.
  *

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Where a file's data lies on its device (FS_IOC_FIEMAP), for migrate
- * (spec 50 §10.1): the extents of the reserved metadata file, and of
+ * (doc/tools.md §6): the extents of the reserved metadata file, and of
  * every file whose data is linked in place.
  */
 #ifndef BCH_FIEMAP_H

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * migrate and migrate-superblock (spec 50 §10). See migrate.h.
+ * migrate and migrate-superblock (doc/tools.md §6). See migrate.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -300,7 +300,7 @@ static int map_reserved(struct bch_migrate *m, int fd, struct printbuf *err)
 }
 
 /*
- * Superblock placement (spec 50 §10.1 step 7): in the first extent with a
+ * Superblock placement (doc/tools.md §6 step 7): in the first extent with a
  * bucket-aligned 128 KiB at or after 256 KiB.
  */
 static int place_sb(struct bch_migrate *m, struct printbuf *err)

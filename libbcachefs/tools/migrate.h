@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * In-place migration of a mounted ext2/3/4 or xfs filesystem to bcachefs
- * (spec 50 §10), without copying file data:
+ * (doc/tools.md §6), without copying file data:
  *
  *   bch_migrate_prepare()  find the device, check everything that can be
  *                          checked (mount root, no nested mounts, block
@@ -95,7 +95,7 @@ int bch_migrate_run(struct bch_migrate *m, struct printbuf *err);
 void bch_migrate_exit(struct bch_migrate *m);
 
 /*
- * migrate-superblock (spec 50 §10.2): add a superblock at sector 8 to the
+ * migrate-superblock (doc/tools.md §6): add a superblock at sector 8 to the
  * filesystem whose superblock is at @offset of @dev (unmounted): inserted
  * first in the layout, every copy rewritten, the layout at sector 7, and
  * sectors 0-6 zeroed (the old filesystem's signatures: it is gone once

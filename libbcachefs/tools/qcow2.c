@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The qcow2 image writer of dump (spec 50 §9.2, with a refcount table).
+ * The qcow2 image writer of dump (doc/tools.md §5, with a refcount table).
  * See qcow2.h for the layout.
  */
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * A sparse qcow2 image of a device holding only chosen byte ranges (dump,
- * spec 50 §9.2): version 2, with a refcount table (order 4, 16-bit
+ * doc/tools.md §5): version 2, with a refcount table (order 4, 16-bit
  * counts) so that qemu-img reads and checks it, which the 2018 images
  * without one do not allow.
  *

@@ -87,7 +87,7 @@ struct src {
 	uint8_t			*buf;
 	uint8_t			*cbuf;		/* compressed data */
 	struct bch_io_opts	io;		/* the encoding of the data (io_write.h) */
-	uint64_t		key_version;	/* 40 §40.4.7 */
+	uint64_t		key_version;	/* doc/format.md §9.3 */
 	int64_t			now;		/* stored time of "now" */
 	uint64_t		last_progress;
 	/* made here (lost+found, old_migrated_filesystem): with the root's dirents */
@@ -168,7 +168,7 @@ static int hashed_cmp(const void *a, const void *b)
 
 /*
  * Place the keys of one directory / inode: sorted by hash, each at the
- * first free offset from its hash on (40 §40.6: linear probing).
+ * first free offset from its hash on (doc/format.md §5.6: linear probing).
  */
 static void hashed_emit(struct src *s, unsigned btree_id, uint64_t inum,
 			struct hashed *h, size_t nr)
@@ -304,8 +304,8 @@ static int wp_space(struct src *s, uint64_t *space)
 
 /*
  * Write @sectors of @data (a whole number of blocks, zero-padded) as the
- * extents of @inum from sector @start (40 §40.1.12; compressed per
- * §40.3.3, encrypted with a fresh version per §40.4.7); adds their sizes
+ * extents of @inum from sector @start (doc/format.md §5.2.10; compressed per
+ * doc/format.md §8.3, encrypted with a fresh version per doc/format.md §9.3); adds their sizes
  * to *@i_sectors. @data is used as scratch (encrypted in place).
  */
 static int write_data(struct src *s, uint64_t inum, uint64_t start,
@@ -527,10 +527,10 @@ static int link_sectors(struct src *s, uint64_t inum, uint64_t pos, uint64_t dev
 }
 
 /*
- * The data of a regular file, from where FIEMAP says it lies (spec 50
- * §10.1): extents linked in place where bch_fiemap_use() allows it, copied
+ * The data of a regular file, from where FIEMAP says it lies (doc/tools.md
+ * §6): extents linked in place where bch_fiemap_use() allows it, copied
  * otherwise, nothing for holes and unwritten extents. Past round_up(size,
- * 4096) nothing is taken (fsck's i_size rule, 40 §40.8).
+ * 4096) nothing is taken (fsck's i_size rule, doc/fsck.md §11).
  */
 static int link_file(struct src *s, uint64_t inum, const char *path, const struct stat *st)
 {
@@ -612,7 +612,7 @@ static int range_cmp(const void *a, const void *b)
 }
 
 /*
- * The file that keeps the old filesystem's space allocated (spec 50 §10.1
+ * The file that keeps the old filesystem's space allocated (doc/tools.md §6
  * step 11): every sector of the new filesystem's buckets (from
  * first_bucket) that neither the reserved file nor linked data covers, at
  * the file offset equal to its device sector. Its size is the device's.
@@ -1014,7 +1014,7 @@ int bch_source_populate(struct bch_fs *c, struct bch_allocator *a,
 	/* the filesystem's data options: checksum (a MAC when encrypted),
 	 * compression, encoded_extent_max (io_write.h) */
 	bch_io_opts_get(c, NULL, &s->io);
-	/* a fresh filesystem's counter, + 65536 when encrypted (40 §40.4.7) */
+	/* a fresh filesystem's counter, + 65536 when encrypted (doc/format.md §9.3) */
 	s->key_version = 65536;
 	clock_gettime(CLOCK_REALTIME, &now);
 	s->now = (int64_t)to_time(s, &now);

@@ -5,16 +5,16 @@
  * hard links = one inode with nlink > 1), number inodes from 4096 (the
  * root directory = the source directory; lost+found 4097 unless the
  * source has one), write file data as extents into buckets from the
- * allocator (40 §40.1.12: at most encoded_extent_max sectors per key when
+ * allocator (doc/format.md §5.2.10: at most encoded_extent_max sectors per key when
  * checksummed, never across a bucket; holes kept sparse; symlink targets
  * as data; one pointer per data replica on distinct devices), then build
  * the extents, inodes, dirents and xattrs btrees in bulk (bulk.h).
  *
  * Used as the populate callback of bch_fs_initialize_opts() (init.h).
  * Data is compressed with the filesystem's compression option (the
- * writer loop of 40 §40.3.3) and encrypted when the filesystem is
- * (versions from 65538 on, 40 §40.4.7). POSIX ACLs (system.posix_acl_*)
- * are stored as ACL xattrs (40 §40.6.7) when the filesystem has ACLs on
+ * writer loop of doc/format.md §8.3) and encrypted when the filesystem is
+ * (versions from 65538 on, doc/format.md §9.3). POSIX ACLs (system.posix_acl_*)
+ * are stored as ACL xattrs (doc/format.md §5.7) when the filesystem has ACLs on
  * (an access ACL that only repeats the mode is not stored); other
  * system.* xattrs are not copied. The number skipped is reported in
  * struct bch_source_opts. An xattr too large for a key (more than

@@ -93,7 +93,7 @@ one() {
 import json, sys
 keys = [k for k in json.load(open(sys.argv[1]))["keys"] if k["type"] == 128]
 ndev, opts = int(sys.argv[2]), " ".join(sys.argv[3:])
-csum = {"none": 0, "crc32c": 5, "crc64": 6}     # on-disk types (40 §40.2.1, §40.3)
+csum = {"none": 0, "crc32c": 5, "crc64": 6}     # on-disk types (doc/format.md §7.1, §8)
 comp = {"none": 0, "lz4": 3, "gzip": 2, "zstd": 4}
 want_csum = {3, 4} if "--encrypted" in opts else \
     {csum[o.split("=")[1]] for o in opts.split() if o.startswith("--data_checksum_type=")}

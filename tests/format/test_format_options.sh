@@ -1,8 +1,8 @@
 #!/bin/sh
-# format options that work: the printed superblock (spec 50 Appendix B),
-# per-device options carrying over to later devices (spec 50 §2.2), -q,
+# format options that work: the printed superblock (doc/tools.md §3),
+# per-device options carrying over to later devices (doc/tools.md §2.1), -q,
 # mkfs.bcachefs, passphrase files, --force over an existing filesystem.
-# Member fields are read straight from the image (spec 10 §4.2).
+# Member fields are read straight from the image (doc/format.md §2.7).
 set -u
 : "${BCACHEFS:?}" "${GOLDEN:?}" "${WORK:=$(mktemp -d)}"
 cd "$WORK" || exit 1

@@ -1,5 +1,5 @@
 #!/bin/sh
-# format initialises the filesystem (spec 10 §5.10) for a range of option
+# format initialises the filesystem (doc/engine.md §13) for a range of option
 # sets: after it, fsck -f -n finds nothing, the root directory (4096) and
 # lost+found (4097) are there, the superblock says Clean, and opening it
 # again changes nothing (two more opens give the same list output).

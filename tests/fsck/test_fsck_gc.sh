@@ -1,12 +1,12 @@
-# Mark and sweep (spec 30 §6) as fsck -f -n runs it.
+# Mark and sweep (doc/fsck.md §10) as fsck -f -n runs it.
 #
 # g3_merges_and_stale has 128 stale pointers: cached pointers whose buckets
 # the allocator invalidated (gen + 1). That is how cached data is given up
-# (30 §5.6: buckets holding only cached data are available, invalidating
+# (doc/engine.md §8.5: buckets holding only cached data are available, invalidating
 # them discards it), so a stale *cached* pointer is not an error: GC only
-# skips it (30 §6.2 step 4). The image must check clean.
+# skips it (doc/fsck.md §10 step 4). The image must check clean.
 #
-# Missing replicas entries (30 §7.4) are planted by removing one entry from
+# Missing replicas entries (doc/format.md §2.9) are planted by removing one entry from
 # every superblock copy of a copy of g3 (checksums recomputed); fsck -f -n
 # must report it and leave the image untouched; fsck -y adds it back
 # (exit 1) and fsck -f -n is then clean.

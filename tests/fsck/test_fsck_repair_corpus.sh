@@ -1,4 +1,4 @@
-# Repairs of the filesystem passes (spec 40 §40.8) on the corruption corpus
+# Repairs of the filesystem passes (doc/fsck.md §11) on the corruption corpus
 # (tests/fsck/0NN-*/image.zst, planted through the update engine): for
 # every case fsck -f -n exits 4 and leaves the image byte-identical, fsck -y
 # exits 1, and a second fsck -f -n exits 0. Nothing undamaged is lost: every

@@ -1,4 +1,4 @@
-# Hash-table repairs that the corpus does not reach (spec 40 §40.6.3):
+# Hash-table repairs that the corpus does not reach (doc/format.md §5.6.3):
 # removing an entry from the middle of a probe run leaves a whiteout when
 # a later entry of the run probed past it, so that entry stays reachable,
 # and a name already taken in lost+found gets a suffix. The image

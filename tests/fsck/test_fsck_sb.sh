@@ -1,5 +1,5 @@
 #!/bin/sh
-# fsck and the superblock copies (spec 10 §2.7, §2.9), on a fresh
+# fsck and the superblock copies (doc/format.md §2.12, §2.14), on a fresh
 # two-device filesystem:
 #   - a backup copy with a bad checksum, or valid but different from the
 #     copy in use (any field but offset and csum), on either device:

@@ -1,4 +1,4 @@
-# Filesystem-level checks (spec 40 §40.8) on the z2_semantic golden cases:
+# Filesystem-level checks (doc/fsck.md §11) on the z2_semantic golden cases:
 # each corruption planted through the original code (checksums valid) is
 # reported by fsck -f -n under its problem name, fsck exits 4 (errors left),
 # and the image is byte-identical afterwards. Then the repair: fsck -y

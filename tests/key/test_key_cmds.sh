@@ -1,5 +1,5 @@
 #!/bin/sh
-# unlock (spec 50 §5.2) on copies of the encrypted golden images: -c, the
+# unlock (doc/tools.md §7) on copies of the encrypted golden images: -c, the
 # passphrase from a file and from standard input, a wrong passphrase, what
 # the key in the keyring then opens; the refusals on a filesystem that is
 # not encrypted or whose key is stored without passphrase; usage errors.

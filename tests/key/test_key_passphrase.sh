@@ -1,5 +1,5 @@
 #!/bin/sh
-# set-passphrase and remove-passphrase (spec 50 §5.3, §5.4) on copies of
+# set-passphrase and remove-passphrase (doc/tools.md §7) on copies of
 # the encrypted golden images: the old passphrase comes from standard input
 # (or the keyring), the new one is what opens the filesystem afterwards, the
 # old one no longer does, every superblock copy is rewritten (the backup is

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The ioctl ABI and every refusal of spec 50 §8.4 (issue 12, done-means 4
+# The ioctl ABI and every refusal of doc/ioctl.md §9 (issue 12, done-means 4
 # and 5), spoken byte for byte to a mount's control socket (ctl_client.py):
 # unknown and compiled-out numbers (ENOTTY), malformed requests (EPROTO,
 # the mount keeps serving), every flag and padding check (EINVAL), lookups

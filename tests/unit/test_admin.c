@@ -3,7 +3,7 @@
  * Administration in-process (admin/admin.h, admin_dev.h, data_job.h,
  * call.h): the dispatcher's refusals (unknown number, argument size,
  * privilege), QUERY_UUID, USAGE counted exactly on a filesystem with known
- * data (30 §5.5-5.7), READ_SUPER, per-replicas usage lines, member lookup,
+ * data (doc/engine.md §8.2-§8.6), READ_SUPER, per-replicas usage lines, member lookup,
  * SET_STATE, RESIZE, a scrub job read through its descriptor to its end,
  * and a migrate job followed by DISK_REMOVE of the emptied device. The
  * same calls through the mount's control socket are the shell tests of

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The allocator (alloc/alloc.h) on filesystems made by our format:
- *   - journal bucket count (10 §5.10): the clamp and its bounds;
+ *   - journal bucket count (doc/engine.md §13): the clamp and its bounds;
  *   - bucket state at init: superblock and journal buckets in use, the
  *     rest free; marking (two data types in a bucket refused, sectors
  *     capped, no such bucket);
  *   - bucket allocation: lowest free from the cursor, gen bumped and its
- *     alloc key dirty (30 §5.3 value), wrap-around, full device, refusals;
+ *     alloc key dirty (doc/format.md §5.8 value), wrap-around, full device, refusals;
  *   - journal buckets for a device (ring order b1..b(n-1), b0);
  *   - btree nodes with two metadata replicas on two devices;
  *   - user data at run time: an emptied bucket comes back only once the
- *     journal entry that emptied it is durable (30 §5.6), and one a write
+ *     journal entry that emptied it is durable (doc/engine.md §8.5), and one a write
  *     point holds only after it is closed;
- *   - the replicas table and its superblock field (30 §7.1: sorted,
+ *   - the replicas table and its superblock field (doc/format.md §2.9: sorted,
  *     Eytzinger order, size) and superblock field replacement.
  *
  * Needs $BCACHEFS (the binary) for format; tests/run.sh sets it.
@@ -232,7 +232,7 @@ static void test_bucket_alloc(void **state)
 	assert_int_equal(b, first + 2);
 	assert_int_equal(gen, 1);
 
-	/* alloc keys of the two new gens, sorted, value 00 gen 00.. (30 §5.3) */
+	/* alloc keys of the two new gens, sorted, value 00 gen 00.. (doc/format.md §5.8) */
 	assert_int_equal(bch_alloc_dirty_keys(&a, &keys, &vals, &nr), 0);
 	assert_int_equal(nr, 2);
 	assert_int_equal(keys[0].k.p.inode, 0);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Key packing, unpacking, comparison and formats (spec 20 §20.1-§20.2, §20.9). */
+/* Key packing, unpacking, comparison and formats (doc/format.md §3.1-§3.4, spec 20 §20.9). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

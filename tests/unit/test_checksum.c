@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests for libbcachefs/checksum.c: CRC-32C and CRC-64 (spec 10 §3.5,
- * 40 §40.2), checksum types, nonces (20 §20.4.3, 30 §1.7, 40 §40.4.6) and
+ * doc/format.md §7), checksum types, nonces (doc/format.md §7.5, §6.4) and
  * the spec's node, journal and superblock vectors.
  */
 #include <stdarg.h>
@@ -67,7 +67,7 @@ static void test_tables(void **state)
 	(void) state;
 	uint8_t b;
 
-	/* T[i] = raw CRC of the single byte i from 0 (spec 10 §3.3) */
+	/* T[i] = raw CRC of the single byte i from 0 (doc/format.md §7.2) */
 	b = 1;
 	assert_int_equal(crc32c(0, &b, 1), 0xF26B8303);
 	assert_int_equal(crc32c_sw(0, &b, 1), 0xF26B8303);
@@ -79,7 +79,7 @@ static void test_tables(void **state)
 	assert_true(crc64(0, &b, 1) == 0x9AFCE626CE85B507ULL);
 }
 
-/* spec 10 §3.5 table; 40 §40.2.2 */
+/* spec 10 §3.5 table; doc/format.md §7.2 */
 static void test_spec_check_values(void **state)
 {
 	(void) state;
@@ -118,7 +118,7 @@ static void test_spec_check_values(void **state)
 	assert_true(~crc64(~0ULL, "123456789", 9) == 0x62EC59E3F1A4F00AULL);
 }
 
-/* spec 40 §40.2.2 (4096 zero bytes) and §40.2.3 (real extent) */
+/* doc/format.md §7.2 (4096 zero bytes) and doc/format.md §7.6 (real extent) */
 static void test_data_vectors(void **state)
 {
 	(void) state;
@@ -584,7 +584,7 @@ static void test_nonces(void **state)
 	assert_int_equal(n.d[1], 6);
 	assert_int_equal(n.d[2], 5);
 
-	/* 40 §40.4.4: IV = 8 zero bytes ‖ internal uuid bytes 0..7 */
+	/* doc/format.md §9.2: IV = 8 zero bytes ‖ internal uuid bytes 0..7 */
 	static const uint8_t uuid[16] = {
 		0xb4, 0xa4, 0xd8, 0x15, 0x26, 0x3d, 0x44, 0x0d,
 		0x91, 0x9e, 0x82, 0x8f, 0xc0, 0x42, 0x20, 0xea,

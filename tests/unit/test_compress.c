@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for libbcachefs/compress.c (spec 40 §40.3): type table, round
+ * Unit tests for libbcachefs/compress.c (doc/format.md §8): type table, round
  * trips for every type at many sizes, real extents from the golden images,
- * the reference writer's sizing loop (§40.3.3), and hostile input (truncated,
+ * the reference writer's sizing loop (doc/format.md §8.3), and hostile input (truncated,
  * corrupted, garbage) which must fail cleanly and never write out of bounds
  * (run under ASan by `make check-asan`).
  */
@@ -82,7 +82,7 @@ static const char golden_zstd_hex[] =
 
 /*
  * No gzip image is in the corpus: this is zlib 1.2.13 raw deflate of the same
- * plaintext with the reference's parameters (§40.3.2: level 6, window bits
+ * plaintext with the reference's parameters (doc/format.md §8.2: level 6, window bits
  * -15, memLevel 8, default strategy, Z_FINISH), made with Python's zlib
  * module. It checks that we pass those parameters; a different zlib version
  * may legitimately produce other bytes (the test then only checks decoding).
@@ -253,7 +253,7 @@ static void test_types(void **state)
 	assert_true(bch_compression_type_writable(BCH_COMPRESSION_LZ4));
 	assert_true(bch_compression_type_writable(BCH_COMPRESSION_ZSTD));
 
-	/* The on-disk numbers (spec 40 §40.3.1) and the option mapping. */
+	/* The on-disk numbers (doc/format.md §8.1) and the option mapping. */
 	assert_int_equal(BCH_COMPRESSION_LZ4_OLD, 1);
 	assert_int_equal(BCH_COMPRESSION_GZIP, 2);
 	assert_int_equal(BCH_COMPRESSION_LZ4, 3);
@@ -282,7 +282,7 @@ static void test_types(void **state)
  * Decoding to a smaller size than the data holds: an error for zstd (exact
  * content size) and gzip (the stream must end); LZ4 has no end marker, and
  * the reference's partial decoder stops at the target size, so it yields
- * the prefix (§40.3.2).
+ * the prefix (doc/format.md §8.2).
  */
 static void check_smaller_output(unsigned type, const uint8_t *region,
 				 size_t region_len, const uint8_t *plain,
@@ -387,7 +387,7 @@ static void test_golden_lz4(void **state)
 static void test_golden_zstd(void **state)
 {
 	/* le32 length 177, the frame magic, a single-segment frame header with
-	 * a 2-byte content size: 0x7f00 + 256 = 32768 (§40.3.2). */
+	 * a 2-byte content size: 0x7f00 + 256 = 32768 (doc/format.md §8.2). */
 	static const uint8_t hdr[] = {
 		0xb1, 0x00, 0x00, 0x00, 0x28, 0xb5, 0x2f, 0xfd, 0x60, 0x00, 0x7f,
 	};
@@ -561,7 +561,7 @@ static void test_none_and_lz4_old(void **state)
 			 -BCH_ERR_decompress);
 
 	/* LZ4_OLD is read as a raw LZ4 block (the legacy framing is
-	 * UNVERIFIED, spec 40 §40.10). */
+	 * UNVERIFIED, doc/format.md §8.1). */
 	n = compress_ok(BCH_COMPRESSION_LZ4, src, sizeof(src), c, sizeof(c), 0);
 	assert_true(n > 0);
 	assert_int_equal(decompress_exact(BCH_COMPRESSION_LZ4_OLD, c,
@@ -877,7 +877,7 @@ static void test_garbage(void **state)
 	free(buf);
 }
 
-/* ---- the writer (§40.3.3) ---------------------------------------------------- */
+/* ---- the writer (doc/format.md §8.3) ---------------------------------------------------- */
 
 /* Run bch_compress_extent() and check what it promises. */
 static int extent(unsigned type, const uint8_t *src, size_t src_len,
@@ -950,7 +950,7 @@ static void test_writer(void **state)
 		assert_int_equal(su, 12288);
 
 		/* 512-byte blocks: a 4K write of 13 bytes of text and zeros
-		 * becomes one sector (§40.3.3). */
+		 * becomes one sector (doc/format.md §8.3). */
 		memset(mix, 0, 4096);
 		memcpy(mix, "subdir/rand8k", 13);
 		assert_int_equal(extent(type, mix, 4096, 4096, 512, 65536, &su, &du), 0);

@@ -2,7 +2,7 @@
 /*
  * Unit tests for libbcachefs/crypto.c: ChaCha20 and Poly1305 (RFC 8439 and
  * the spec's vectors: 20 §20.9.5, 30 §1.7, 40 §40.4.5-6), scrypt and master
- * key wrapping (40 §40.4.4, golden c1_encrypted), keyring and passphrase
+ * key wrapping (doc/format.md §9.2, golden c1_encrypted), keyring and passphrase
  * input.
  */
 #ifndef _GNU_SOURCE
@@ -184,7 +184,7 @@ static void test_chacha20_round_trip_and_split(void **state)
 	free(ct2);
 }
 
-/* ---- spec 40 §40.4.5: synthetic data extent ---------------------------- */
+/* ---- doc/format.md §7.4: synthetic data extent ---------------------------- */
 
 static void test_extent_synthetic(void **state)
 {
@@ -223,7 +223,7 @@ static void test_extent_synthetic(void **state)
 	free(buf);
 }
 
-/* ---- spec 40 §40.4.6: real encrypted extent (--no_passphrase image) ---- */
+/* ---- doc/format.md §7.5: real encrypted extent (--no_passphrase image) ---- */
 
 static void test_extent_real(void **state)
 {
@@ -433,7 +433,7 @@ static void test_kdf_flags(void **state)
 	assert_memory_equal(bch_key_bytes(&a), bch_key_bytes(&b), 32);
 }
 
-/* spec 40 §40.4.4 (c3_passphrase_ops) */
+/* doc/format.md §9.2 (c3_passphrase_ops) */
 static void test_master_key_c3(void **state)
 {
 	(void) state;

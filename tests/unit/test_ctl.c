@@ -1,7 +1,7 @@
 /*
  * Unit tests for the control interface (issue 12):
- *   - every ioctl structure byte for byte against the layouts of spec 50
- *     §8.2 (the seed's header; the 2018 tools' 112-byte DATA too);
+ *   - every ioctl structure byte for byte against the layouts of doc/ioctl.md
+ *     §4 (the seed's header; the 2018 tools' 112-byte DATA too);
  *   - the request decoder of the mount's control socket (ctl_proto.c)
  *     with well-formed requests, every kind of malformed one, and a
  *     random mutation run (it must never crash and only accept requests
@@ -25,7 +25,7 @@
 #include "format/ioctl.h"
 #include "util/util.h"
 
-/* ---- layouts (spec 50 §8.2) ---------------------------------------------- */
+/* ---- layouts (doc/ioctl.md §4) ---------------------------------------------- */
 
 #define OFF(type, field, off) _Static_assert(offsetof(type, field) == (off), #type "." #field)
 

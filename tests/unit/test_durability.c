@@ -5,8 +5,8 @@
  *   - what a pointer to a member gives in each member state, for members
  *     that are missing and for indexes that are no member;
  *   - the data replicas an inode wants: its option (option + 1, 0 = the
- *     filesystem's, 40 §40.5.2), the cache of the last answer;
- *   - replicas GC (30 §7.5): after data moved off a device, the entries
+ *     filesystem's, doc/format.md §5.5.2), the cache of the last answer;
+ *   - replicas GC (doc/engine.md §16): after data moved off a device, the entries
  *     naming it go; those of live keys and the journal stay, in the
  *     superblocks on disk.
  *
@@ -240,7 +240,7 @@ static void test_replicas_gc(void **state)
 	assert_int_equal(write_commit(c, &o, 5003, 16), 0x2);
 	bch_fs_rw_alloc(c)->devs[0]->state = BCH_MEMBER_STATE_RW;
 	c->member_changes++;
-	/* the entries are in the superblock before the keys that need them (30 §7.3) */
+	/* the entries are in the superblock before the keys that need them (doc/engine.md §16) */
 	bch_replicas_load(&r, c->sb);
 	assert_true(bch_replicas_has(&r, BCH_DATA_USER, 0x3));
 	assert_true(bch_replicas_has(&r, BCH_DATA_USER, 0x1));

@@ -1,7 +1,7 @@
 /*
  * Unit tests for extent_edit.c: dropping pointers (and the crc entries
  * they leave without a pointer) and appending a pointer with its crc
- * entry (spec 30 §8.1), on values decoded back with the extent iterator.
+ * entry (doc/engine.md §17), on values decoded back with the extent iterator.
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /*
  * Unit tests for libbcachefs/format.h: bit-field accessors and the
  * decoders, checked against the worked examples of the spec
- * (ch. 10 §1.4, §3.5; ch. 20 §20.3.2, §20.9; ch. 30 §1.3, §1.6;
- * ch. 40 §40.1.6, §40.4.6, §40.5.3, §40.6).
+ * (spec 10 §1.4, §3.5, doc/format.md §4.2, spec 20 §20.9, doc/format.md §1.4, §6.4;
+ * doc/format.md §5.2.8, §7.5, §5.5.3, §5.6).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -327,7 +327,7 @@ static void test_sb_vector_a(void **state)
 	assert_int_equal(le64_to_cpu(m->flags[0]), 0x200e0000);
 }
 
-/* magic derivations: ch. 20 §20.3.2, ch. 30 §1.3 */
+/* magic derivations: doc/format.md §4.2, §1.4 */
 static void test_magic(void **state)
 {
 	struct bch_sb sb;
@@ -354,7 +354,7 @@ static void test_extent_ptr(void **state)
 	struct bch_extent_ptr p;
 	(void)state;
 
-	/* ch. 20 §20.6.2: 01 40 0a 00 00 00 00 01 */
+	/* doc/format.md §5.4: 01 40 0a 00 00 00 00 01 */
 	hex2bin("01 40 0a 00 00 00 00 01", (uint8_t *)&e, 8);
 	assert_int_equal(bch_extent_entry_type(&e), BCH_EXTENT_ENTRY_ptr);
 	u = bch_extent_ptr_unpack(&e.ptr);
@@ -365,13 +365,13 @@ static void test_extent_ptr(void **state)
 	p = bch_extent_ptr_pack(&u);
 	assert_memory_equal(&p, &e, 8);
 
-	/* ch. 40 §40.4.6: 81 30 07 00 00 00 00 01 -> offset 29448 */
+	/* doc/format.md §7.5: 81 30 07 00 00 00 00 01 -> offset 29448 */
 	hex2bin("81 30 07 00 00 00 00 01", (uint8_t *)&e, 8);
 	u = bch_extent_ptr_unpack(&e.ptr);
 	assert_int_equal(u.offset, 29448);
 	assert_int_equal(u.gen, 1);
 
-	/* ch. 30 §1.5: 21 00 05 00 .. -> offset 20482, gen 0 */
+	/* doc/format.md §6.3: 21 00 05 00 .. -> offset 20482, gen 0 */
 	hex2bin("21 00 05 00 00 00 00 00", (uint8_t *)&e, 8);
 	u = bch_extent_ptr_unpack(&e.ptr);
 	assert_int_equal(u.offset, 20482);
@@ -402,7 +402,7 @@ static void test_extent_crc32(void **state)
 	struct bch_extent_crc_unpacked c;
 	(void)state;
 
-	/* ch. 40 §40.1.6: front part */
+	/* doc/format.md §5.2.8: front part */
 	hex2bin("fe ff 00 05 df 82 4f ca", (uint8_t *)&e, 8);
 	assert_int_equal(bch_extent_entry_type(&e), BCH_EXTENT_ENTRY_crc32);
 	assert_int_equal(bch_extent_entry_u64s_of(BCH_EXTENT_ENTRY_crc32), 1);
@@ -449,7 +449,7 @@ static void test_extent_crc64(void **state)
 	struct bch_extent_crc_unpacked c;
 	(void)state;
 
-	/* ch. 40 §40.4.6: encrypted extent, 80-bit MAC */
+	/* doc/format.md §7.5: encrypted extent, 80-bit MAC */
 	hex2bin("3c 70 00 00 00 03 96 81 44 64 07 23 80 5a 1a 77", buf, 16);
 	memcpy(&e, buf, 16);
 	assert_int_equal(bch_extent_entry_type(&e), BCH_EXTENT_ENTRY_crc64);
@@ -491,7 +491,7 @@ static void test_extent_crc128(void **state)
 	struct bch_extent_crc_unpacked c, c2;
 	(void)state;
 
-	/* ch. 40 §40.4.6: wide MAC word 0 */
+	/* doc/format.md §7.5: wide MAC word 0 */
 	memset(buf, 0, sizeof(buf));
 	hex2bin("f8 07 fe 00 00 00 00 04", buf, 8);
 	for (unsigned i = 0; i < 16; i++)
@@ -736,7 +736,7 @@ static void test_inode_value(void **state)
 	struct bch_inode *bi = (struct bch_inode *)storage;
 	(void)state;
 
-	/* ch. 40 §40.5.3: root directory */
+	/* doc/format.md §5.5.3: root directory */
 	memset(storage, 0, sizeof(storage));
 	hex2bin("b0 1e 14 96 06 b6 d2 f2 00 00 20 09 ed 41"
 		"02 00 e7 12 56 1d 4c 85 9d eb", (uint8_t *)storage, sizeof(storage));
@@ -785,7 +785,7 @@ static void test_dirent_xattr(void **state)
 	struct bch_xattr *x = (struct bch_xattr *)storage;
 	(void)state;
 
-	/* ch. 40 §40.6.5: subdir -> 4097 */
+	/* doc/format.md §5.6.1: subdir -> 4097 */
 	memset(storage, 0, sizeof(storage));
 	hex2bin("01 10 00 00 00 00 00 00 04 73 75 62 64 69 72",
 		(uint8_t *)storage, sizeof(storage));
@@ -795,7 +795,7 @@ static void test_dirent_xattr(void **state)
 	assert_int_equal(bch_dirent_name_len(d, 24), 6);
 	assert_memory_equal(d->d_name, "subdir", 6);
 
-	/* ch. 40 §40.6.6: user.abcdefghij = "ten" */
+	/* doc/format.md §5.7: user.abcdefghij = "ten" */
 	memset(storage, 0, sizeof(storage));
 	hex2bin("00 0a 03 00 61 62 63 64 65 66 67 68 69 6a 74 65 6e",
 		(uint8_t *)storage, sizeof(storage));
@@ -819,7 +819,7 @@ static void test_alloc_replicas(void **state)
 	a.fields = 3;
 	assert_int_equal(bch_alloc_val_u64s(&a), 1);
 
-	/* ch. 10 §4.4 */
+	/* doc/format.md §2.9 */
 	hex2bin("03 00 00 00 03 00 00 00 03 01 00 02 01 00 00 00"
 		"00 00 00 00 00 00 00 00", buf, sizeof(storage));
 	assert_int_equal(le32_to_cpu(r->field.type), BCH_SB_FIELD_replicas);

@@ -3,7 +3,7 @@
  * The filesystem operations (fsops.c) on an image made by our format,
  * called in-process as the mount calls them: space comes back after a
  * delete once the journal entry is durable (bucket accounting), names
- * that collide in the hash table (every probe-run case of 40 §40.6.3:
+ * that collide in the hash table (every probe-run case of doc/format.md §5.6.3:
  * insert after a live entry, delete with and without a whiteout, reuse
  * of a whiteout), rename and link counts, an open file's data outliving
  * its last name, and the image passing our fsck -f -n at the end.
@@ -282,7 +282,7 @@ static void test_orphan(void **state)
 	close_fsck(c);
 }
 
-/* inodes_32bit: numbers stay below 2^32, the search wraps to 4096 (40 §40.5.8) */
+/* inodes_32bit: numbers stay below 2^32, the search wraps to 4096 (doc/format.md §5.5.6) */
 static void test_inodes_32bit(void **state)
 {
 	struct bch_fs *c = open_rw_opts("64M", "--inodes_32bit");

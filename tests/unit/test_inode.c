@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Inode values: varint fields, pack/unpack, checks (spec 40 §40.5, 20 §20.9.3). */
+/* Inode values: varint fields, pack/unpack, checks (doc/format.md §5.5, spec 20 §20.9.3). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests for libbcachefs/io_read.c (spec 40 §40.1.5-§40.1.8, §40.2-§40.4)
+ * Unit tests for libbcachefs/io_read.c (doc/format.md §5.2.6-§5.2.7, §7-§9)
  * on synthetic devices: plain and trimmed extents, checksums, compression,
  * encryption (the real vector of §40.4.6), replicas and retries, stale and
  * missing copies, and hostile values; the read-ahead worker of the mount.
@@ -186,7 +186,7 @@ static void test_plain(void **state)
 	assert_int_equal(bch_read_extent(t->c, &k.k, 5, 3, out, NULL, &err), 0);
 	assert_memory_equal(out, data + 5 * 512, 3 * 512);
 
-	/* front-cut unencoded extent: the pointer moved (40 §40.1.6) */
+	/* front-cut unencoded extent: the pointer moved (doc/format.md §5.2.8) */
 	tkey_init(&k, BCH_EXTENT, 4100, 24, 10);
 	add_ptr(&k, 0, 1006, 0, false);
 	assert_int_equal(bch_read_extent(t->c, &k.k, 0, 10, out, NULL, &err), 0);
@@ -817,7 +817,7 @@ static void test_hostile(void **state)
 
 static void test_acl(void **state)
 {
-	/* user::rw- user:1000:r-- group::r-- mask::r-- other::--- (40 §40.6.7) */
+	/* user::rw- user:1000:r-- group::r-- mask::r-- other::--- (doc/format.md §5.7) */
 	static const uint8_t disk[] = {
 		0x01, 0, 0, 0,  0x01, 0, 0x06, 0,  0x02, 0, 0x04, 0, 0xe8, 0x03, 0, 0,
 		0x04, 0, 0x04, 0,  0x10, 0, 0x04, 0,  0x20, 0, 0, 0,

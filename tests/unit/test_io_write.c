@@ -2,11 +2,11 @@
 /*
  * Writing file data (fs/io_write.h) on filesystems made by our format:
  *   - options: the filesystem's, each overridden by the inode's
- *     (option + 1, 40 §40.5.2), required replicas never above wanted;
+ *     (option + 1, doc/format.md §5.5.2), required replicas never above wanted;
  *   - encoding one extent: cut at encoded_extent_max when checksummed,
  *     at the space given, never when stored plain; the checksum over the
  *     payload; compression (and the fallback to none for incompressible
- *     data, 40 §40.3.3); encryption without the key refused;
+ *     data, doc/format.md §8.3); encryption without the key refused;
  *   - the extent value: the narrowest crc entry, then one pointer each;
  *   - whole writes read back by the read path (io_read.h) byte for byte:
  *     checksummed, compressed, two replicas on two devices; a sequential

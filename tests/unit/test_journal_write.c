@@ -2,14 +2,14 @@
 /*
  * Journal writing (journal/journal_write.h):
  *   - the jset builder: btree_keys records merged while they are of the
- *     same btree and level (30 §3.2), roots and blacklist records, the
+ *     same btree and level (doc/engine.md §4.3), roots and blacklist records, the
  *     record bytes, refused keys;
  *   - sealing: every checksum type and ChaCha20/Poly1305 read back by the
  *     journal reader's own checks (jset.h), padding to the block, and the
  *     refusals (seq 0, last_seq > seq, bad type, no key);
- *   - the writer on a real image: where entries land (ring order, 30 §1.1;
- *     an exact fit moves to the next bucket, §1.8), reclaim by last_seq
- *     (§3.6) until the ring is full, last_seq never going back, two
+ *   - the writer on a real image: where entries land (ring order, doc/format.md §6.1;
+ *     an exact fit moves to the next bucket, doc/format.md §6.8), reclaim by last_seq
+ *     (doc/format.md §6.8) until the ring is full, last_seq never going back, two
  *     devices with two metadata replicas, and the entries and keys found
  *     again by the journal read of the next open.
  *
@@ -414,7 +414,7 @@ static void test_writer_ring(void **state)
 	assert_int_equal(bch_journal_write(&w, &b, 0, true, &err), 0);
 	jset_builder_exit(&b);
 
-	/* 32-sector entries: an exact fit of the rest of a bucket moves on (30 §1.8) */
+	/* 32-sector entries: an exact fit of the rest of a bucket moves on (doc/format.md §6.8) */
 	fill(&b, 32, 4096);
 	assert_int_equal(bch_journal_write(&w, &b, 0, true, &err), 0);	/* 40 free: fits */
 	assert_int_equal(d->sectors_free, 8);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Key types: printing in the 2018 `list` format, validation, JSON, extent
- * entries, the merge rule, and the dirent/xattr string hash (spec 40, 50 §9.3, 60).
+ * entries, the merge rule, and the dirent/xattr string hash (spec 40, doc/tools.md §4).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -553,7 +553,7 @@ static void test_cut_front(void **state)
 	assert_int_equal(extent_cut_front(v, 16, 100), -BCH_ERR_key_invalid);
 }
 
-/* ---- string hash (40 §40.6.2) ---- */
+/* ---- string hash (doc/format.md §5.6.2) ---- */
 
 static void test_hash_vectors(void **state)
 {

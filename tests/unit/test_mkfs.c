@@ -1,8 +1,8 @@
 /*
- * Unit tests for libbcachefs/mkfs.c: layout (spec 10 §2.3), automatic
- * geometry (§5.4, §5.5), the superblock vectors A and B of §3.5 rebuilt
- * byte for byte (checksums included), disk groups (§4.6.1), targets,
- * the crypt field (§4.3), option parsing.
+ * Unit tests for libbcachefs/mkfs.c: layout (doc/format.md §2.2), automatic
+ * geometry (doc/tools.md §2.2), the superblock vectors A and B of spec 10 §3.5 rebuilt
+ * byte for byte (checksums included), disk groups (doc/format.md §2.11), targets,
+ * the crypt field (doc/format.md §2.8), option parsing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -300,7 +300,7 @@ static void test_vector_b(void **state)
 	}
 }
 
-/* ---- disk groups and targets (spec 10 §4.6) --------------------------- */
+/* ---- disk groups and targets (doc/format.md §2.11) --------------------------- */
 
 static void test_groups_targets(void **state)
 {
@@ -366,7 +366,7 @@ static void test_groups_targets(void **state)
 	printbuf_exit(&err);
 }
 
-/* ---- crypt field (spec 10 §4.3) --------------------------------------- */
+/* ---- crypt field (doc/format.md §2.8) --------------------------------------- */
 
 static void build_encrypted(const char *pass, struct bch_sb **sb)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Btree node writing: the format choice of 20 §20.2.8 (the spec's table),
+ * Btree node writing: the format choice of doc/format.md §3.6 (the spec's table),
  * byte-for-byte reproduction of nodes written by the 2018 tools (a crc32c
  * node of a_default_20M and a ChaCha20/Poly1305 node of c2_encrypted_nopass,
  * rebuilt from their decoded contents), random nodes read back with
@@ -167,7 +167,7 @@ static void test_golden_encrypted_rebuild(void **state)
 	free(raw);
 }
 
-/* ---- format choice: the table of 20 §20.2.8 ---- */
+/* ---- format choice: the table of doc/format.md §3.6 ---- */
 
 static struct bkey_ref mk(uint64_t inode, uint64_t offset, uint32_t size,
 			  uint32_t vhi, uint64_t vlo)

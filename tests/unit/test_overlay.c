@@ -7,7 +7,7 @@
  *   - the extents btree: a sector map says which insert owns each sector;
  *     after every insert the overlay must hold non-overlapping extents,
  *     in order, covering exactly the owned sectors, each piece's pointer
- *     offset moved by its front cut (40 §40.1.6);
+ *     offset moved by its front cut (doc/format.md §5.2.8);
  *   - bounds: unknown btree ids refused without a change, size-0 extents
  *     ignored, clear frees everything and counts as a change.
  */
