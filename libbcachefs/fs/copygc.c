@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "fs/copygc.h"
+#include "fs/worker.h"
 #include "alloc/alloc.h"
 #include "bkey/bkey_types.h"
 #include "bkey/extents.h"
@@ -568,39 +568,15 @@ bool bch_copygc_make_room(struct bch_fs *c, struct printbuf *err)
 /* ---- the mount's thread ------------------------------------------------------- */
 
 struct bch_copygc_thread {
-	struct bch_fs		*c;
-	pthread_t		thread;
-	pthread_mutex_t		lock;
-	pthread_cond_t		cond;
-	atomic_bool		stop;
-	void			(*log)(void *arg, const char *msg);
-	void			*log_arg;
+	struct bch_worker	w;
 };
-
-/* Sleep @ms milliseconds, or until stopped. */
-static void gc_wait(struct bch_copygc_thread *t, unsigned ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&t->lock);
-	if (!atomic_load(&t->stop))
-		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
-	pthread_mutex_unlock(&t->lock);
-}
 
 static void gc_log_pass(struct bch_copygc_thread *t, struct gc_pass *p, int ret,
 			uint64_t ns)
 {
 	struct printbuf msg = PRINTBUF;
 
-	if (!t->log || (!p->extents && !p->errors && ret >= 0))
+	if (!t->w.log || (!p->extents && !p->errors && ret >= 0))
 		return;
 	pr_buf(&msg, "copygc: %zu buckets chosen (%" PRIu64 "%% live), moved ", p->nr_sel,
 	       p->cap ? p->live * 100 / p->cap : 0);
@@ -616,27 +592,24 @@ static void gc_log_pass(struct bch_copygc_thread *t, struct gc_pass *p, int ret,
 		pr_buf(&msg, "; %" PRIu64 " not moved: %s", p->errors, printbuf_str(&p->first_error));
 	if (ret < 0)
 		pr_buf(&msg, "; stopped: %s", bch_err_str(ret));
-	t->log(t->log_arg, printbuf_str(&msg));
+	t->w.log(t->w.log_arg, printbuf_str(&msg));
 	printbuf_exit(&msg);
 }
 
 static void *gc_thread_fn(void *arg)
 {
 	struct bch_copygc_thread *t = arg;
-	struct bch_fs *c = t->c;
+	struct bch_fs *c = t->w.c;
 	unsigned idle_ms = 100;
-	sigset_t all;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!atomic_load(&t->stop)) {
+	while (!bch_worker_stopping(&t->w)) {
 		struct gc_pass p = { .c = c };
 		uint64_t t0;
 		bool wanted;
 		int ret;
 
-		gc_wait(t, idle_ms);
-		if (atomic_load(&t->stop))
+		bch_worker_wait(&t->w, idle_ms);
+		if (bch_worker_stopping(&t->w))
 			break;
 		bch_fs_lock(c);
 		wanted = bch_fs_rw(c) && gc_wanted(c);
@@ -647,7 +620,7 @@ static void *gc_thread_fn(void *arg)
 		}
 		t0 = bch_now_ns();
 		p.throttle_us = gc_throttle_us();
-		ret = gc_pass(&p, false, false, &t->stop);
+		ret = gc_pass(&p, false, false, &t->w.stop);
 		gc_log_pass(t, &p, ret, bch_now_ns() - t0);
 		/* nothing gained: the fragmented space is not worth moving yet; wait longer */
 		if (ret > 0)
@@ -662,26 +635,12 @@ static void *gc_thread_fn(void *arg)
 struct bch_copygc_thread *bch_copygc_start(struct bch_fs *c, void (*log)(void *arg, const char *msg),
 					   void *log_arg)
 {
-	const char *env = getenv("BCH_COPYGC");
-	struct bch_copygc_thread *t;
+	struct bch_copygc_thread *t = xcalloc(1, sizeof(*t));
 
-	if (env && !strcmp(env, "0"))
-		return NULL;
-	t = xcalloc(1, sizeof(*t));
-	t->c = c;
-	t->log = log;
-	t->log_arg = log_arg;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
-	if (pthread_create(&t->thread, NULL, gc_thread_fn, t)) {
-		pthread_mutex_destroy(&t->lock);
-		pthread_cond_destroy(&t->cond);
+	if (!bch_worker_start(&t->w, c, "BCH_COPYGC", &c->copygc.thread, gc_thread_fn, t, log, log_arg)) {
 		free(t);
 		return NULL;
 	}
-	bch_fs_lock(c);
-	c->copygc.thread = true;
-	bch_fs_unlock(c);
 	return t;
 }
 
@@ -689,16 +648,7 @@ void bch_copygc_stop(struct bch_copygc_thread *t)
 {
 	if (!t)
 		return;
-	pthread_mutex_lock(&t->lock);
-	atomic_store(&t->stop, true);
-	pthread_cond_signal(&t->cond);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	bch_fs_lock(t->c);
-	t->c->copygc.thread = false;
-	bch_fs_unlock(t->c);
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->cond);
+	bch_worker_stop(&t->w);
 	free(t);
 }
 

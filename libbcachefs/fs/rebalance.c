@@ -6,13 +6,13 @@
 #include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "fs/rebalance.h"
+#include "fs/worker.h"
 #include "alloc/alloc.h"
 #include "bkey/bkey_types.h"
 #include "bkey/extents.h"
@@ -475,51 +475,25 @@ int bch_rebalance_run(struct bch_fs *c, struct printbuf *err)
 /* ---- the mount's thread ------------------------------------------------------- */
 
 struct bch_rebalance_thread {
-	struct bch_fs		*c;
-	pthread_t		thread;
-	pthread_mutex_t		lock;
-	pthread_cond_t		cond;
-	atomic_bool		stop;
-	void			(*log)(void *arg, const char *msg);
-	void			*log_arg;
+	struct bch_worker	w;
 	struct rb_seen		incompressible;
 };
-
-static void rb_wait(struct bch_rebalance_thread *t, unsigned ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&t->lock);
-	if (!atomic_load(&t->stop))
-		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
-	pthread_mutex_unlock(&t->lock);
-}
 
 static void *rb_thread_fn(void *arg)
 {
 	struct bch_rebalance_thread *t = arg;
-	struct bch_fs *c = t->c;
+	struct bch_fs *c = t->w.c;
 	uint64_t seen = UINT64_MAX;	/* commits when a pass last found nothing */
-	sigset_t all;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
-	while (!atomic_load(&t->stop)) {
+	while (!bch_worker_stopping(&t->w)) {
 		struct rb_pass p = { .c = c, .incompressible = &t->incompressible };
 		struct bch_rw_stats s = { 0 };
 		uint64_t t0;
 		bool wanted;
 		int ret;
 
-		rb_wait(t, 1000);
-		if (atomic_load(&t->stop))
+		bch_worker_wait(&t->w, 1000);
+		if (bch_worker_stopping(&t->w))
 			break;
 		bch_fs_lock(c);
 		wanted = bch_fs_rw(c) && bch_rebalance_wanted(c);
@@ -528,8 +502,8 @@ static void *rb_thread_fn(void *arg)
 		if (!wanted || s.commits == seen)
 			continue;
 		t0 = bch_now_ns();
-		ret = rb_pass_run(&p, false, &t->stop);
-		if (t->log && (p.extents || p.errors || ret < 0)) {
+		ret = rb_pass_run(&p, false, &t->w.stop);
+		if (t->w.log && (p.extents || p.errors || ret < 0)) {
 			struct printbuf msg = PRINTBUF;
 
 			pr_buf(&msg, "rebalance: rewrote %" PRIu64 " extents (", p.extents);
@@ -543,7 +517,7 @@ static void *rb_thread_fn(void *arg)
 				       printbuf_str(&p.first_error));
 			if (ret < 0)
 				pr_buf(&msg, "; stopped: %s", bch_err_str(ret));
-			t->log(t->log_arg, printbuf_str(&msg));
+			t->w.log(t->w.log_arg, printbuf_str(&msg));
 			printbuf_exit(&msg);
 		}
 		/* nothing to move: wait for new commits (ours included) */
@@ -555,7 +529,7 @@ static void *rb_thread_fn(void *arg)
 		}
 		printbuf_exit(&p.first_error);
 		if (ret < 0 || p.full)
-			rb_wait(t, 5000);
+			bch_worker_wait(&t->w, 5000);
 	}
 	return NULL;
 }
@@ -564,26 +538,12 @@ struct bch_rebalance_thread *bch_rebalance_start(struct bch_fs *c,
 						 void (*log)(void *arg, const char *msg),
 						 void *log_arg)
 {
-	const char *env = getenv("BCH_REBALANCE");
-	struct bch_rebalance_thread *t;
+	struct bch_rebalance_thread *t = xcalloc(1, sizeof(*t));
 
-	if (env && !strcmp(env, "0"))
-		return NULL;
-	t = xcalloc(1, sizeof(*t));
-	t->c = c;
-	t->log = log;
-	t->log_arg = log_arg;
-	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->cond, NULL);
-	if (pthread_create(&t->thread, NULL, rb_thread_fn, t)) {
-		pthread_mutex_destroy(&t->lock);
-		pthread_cond_destroy(&t->cond);
+	if (!bch_worker_start(&t->w, c, "BCH_REBALANCE", &c->rebalance.thread, rb_thread_fn, t, log, log_arg)) {
 		free(t);
 		return NULL;
 	}
-	bch_fs_lock(c);
-	c->rebalance.thread = true;
-	bch_fs_unlock(c);
 	return t;
 }
 
@@ -591,16 +551,7 @@ void bch_rebalance_stop(struct bch_rebalance_thread *t)
 {
 	if (!t)
 		return;
-	pthread_mutex_lock(&t->lock);
-	atomic_store(&t->stop, true);
-	pthread_cond_signal(&t->cond);
-	pthread_mutex_unlock(&t->lock);
-	pthread_join(t->thread, NULL);
-	bch_fs_lock(t->c);
-	t->c->rebalance.thread = false;
-	bch_fs_unlock(t->c);
-	pthread_mutex_destroy(&t->lock);
-	pthread_cond_destroy(&t->cond);
+	bch_worker_stop(&t->w);
 	free(t->incompressible.h);
 	free(t);
 }
