@@ -13,7 +13,7 @@
 
 void bch_overlay_clear(struct bch_overlay *ov)
 {
-	uint64_t changes = ov->changes;
+	uint64_t changes = ov->changes, clears = ov->clears;
 
 	for (unsigned id = 0; id < OV_NR_BTREES; id++) {
 		struct ov_tree *t = &ov->t[id];
@@ -27,6 +27,7 @@ void bch_overlay_clear(struct bch_overlay *ov)
 	}
 	memset(ov, 0, sizeof(*ov));
 	ov->changes = changes + 1;
+	ov->clears = clears + 1;
 }
 
 /* ---- positions ---------------------------------------------------------- */

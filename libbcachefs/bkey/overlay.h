@@ -56,6 +56,7 @@ struct bch_overlay {
 	size_t		nr_keys;
 	size_t		bytes;		/* memory held by keys and values (approximate) */
 	uint64_t	changes;	/* bumped by every insert and clear */
+	uint64_t	clears;		/* bumped by every clear: every value freed */
 };
 
 /* Drop every key (after a checkpoint, at close). */

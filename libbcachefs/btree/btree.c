@@ -500,6 +500,7 @@ static int iter_load_leaf(struct btree_iter *iter)
 		bch_btree_node_put(c, iter->leaf);
 		iter->leaf = NULL;
 	}
+	iter->ov_clears = c->overlay.clears;
 	iter->nr_keys = iter->idx = 0;
 	iter->leaf_min = POS_H_MIN;
 	iter->leaf_max = POS_H_MAX;
@@ -628,6 +629,9 @@ int bch_btree_iter_peek(struct btree_iter *iter, struct bkey_ref **k)
 	if (iter->at_end)
 		return 0;
 
+	/* the keys were laid over with an overlay since cleared: again from pos */
+	if (iter->started && iter->ov_clears != iter->c->overlay.clears)
+		iter->started = false;
 	while (1) {
 		if (!iter->started) {
 			int ret = iter_load_leaf(iter);

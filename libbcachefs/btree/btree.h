@@ -81,6 +81,12 @@ struct btree_iter {
 	struct bkey_ref		*keys;
 	size_t			nr_keys, idx;
 	struct node_arena	*arena;
+	/*
+	 * c->overlay.clears when the leaf was loaded: a checkpoint (a commit
+	 * may run one) frees the overlay's values keys[] points to, and the
+	 * next peek loads the leaf again at pos
+	 */
+	uint64_t		ov_clears;
 	/* the leaf whose buffer keys[] points into: held until the next leaf */
 	struct btree_node_h	*leaf;
 	/*
