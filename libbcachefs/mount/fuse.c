@@ -69,7 +69,15 @@ struct u64map {
 
 #define OPEN_ORPHAN		(1ULL << 63)
 
+/* An open file: the reader's state, on the list of files still open. */
+struct open_file {
+	struct bch_file		f;		/* first: fi->fh points here */
+	struct open_file	*prev, *next;
+};
+
 struct bch_fuse {
+	/* files opened and not released (freed at the end if the kernel never said) */
+	struct open_file	*open_files;
 	struct bch_fs		*c;
 	struct bch_fuse_opts	opts;
 	double			timeout;
@@ -655,13 +663,33 @@ static void orphan_mark(struct bch_fuse *bf, uint64_t inum)
 		map_set(&bf->opens, inum, v | OPEN_ORPHAN);
 }
 
+/* Off the list of open files, closed and freed. */
+static void open_file_free(struct bch_fuse *bf, struct bch_file *f)
+{
+	struct open_file *o = (struct open_file *)f;
+
+	if (o->prev)
+		o->prev->next = o->next;
+	else
+		bf->open_files = o->next;
+	if (o->next)
+		o->next->prev = o->prev;
+	bch_file_close(f);
+	free(o);
+}
+
 /* A handle for @inode; reply to open (or create, with @e). */
 static void file_open_reply(struct bch_fuse *bf, fuse_req_t req,
 			    const struct bch_inode_unpacked *inode, struct fuse_file_info *fi,
 			    const struct fuse_entry_param *e)
 {
-	struct bch_file *f = xmalloc(sizeof(*f));
+	struct open_file *o = xcalloc(1, sizeof(*o));
+	struct bch_file *f = &o->f;
 
+	o->next = bf->open_files;
+	if (o->next)
+		o->next->prev = o;
+	bf->open_files = o;
 	bch_file_open(bf->c, inode, f);
 	fi->fh = (uint64_t)(uintptr_t)f;
 	if (bf->opts.kernel_cache ||
@@ -673,8 +701,7 @@ static void file_open_reply(struct bch_fuse *bf, fuse_req_t req,
 	if (e ? fuse_reply_create(req, e, fi) : fuse_reply_open(req, fi)) {
 		/* the open was interrupted: no release will come */
 		opens_dec(bf, inode->bi_inum);
-		bch_file_close(f);
-		free(f);
+		open_file_free(bf, f);
 	}
 }
 
@@ -813,8 +840,7 @@ static void bf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (f) {
 		uint64_t inum = f->inum;
 
-		bch_file_close(f);
-		free(f);
+		open_file_free(bf, f);
 		opens_dec(bf, inum);
 	}
 	fuse_reply_err(req, 0);
@@ -1870,6 +1896,9 @@ void bch_fuse_free(struct bch_fuse *bf)
 	if (!bf)
 		return;
 	timer_stop(bf);
+	/* released by no one: the session ended first (an unmount racing a close) */
+	while (bf->open_files)
+		open_file_free(bf, &bf->open_files->f);
 	bch_read_ahead_free(bf->ra);
 	free(bf->rbuf);
 	free(bf->segs.v);
