@@ -227,6 +227,15 @@ static bool sel_has(const struct gc_pass *p, unsigned dev, uint64_t bucket, uint
 	return s && s->gen == gen;
 }
 
+/* The state of chosen bucket @i now, or NULL (its device gone or shrunk). */
+static const struct bucket_h *sel_bucket(const struct bch_allocator *a, const struct gc_pass *p,
+					 size_t i)
+{
+	const struct bch_dev_alloc *d = a->devs[p->sel[i].dev];
+
+	return d && p->sel[i].bucket < d->nbuckets ? bch_bucket(d, p->sel[i].bucket) : NULL;
+}
+
 /* Live sectors left in the chosen buckets (those still holding what they held). */
 static uint64_t sel_live(const struct gc_pass *p)
 {
@@ -234,13 +243,9 @@ static uint64_t sel_live(const struct gc_pass *p)
 	uint64_t live = 0;
 
 	for (size_t i = 0; a && i < p->nr_sel; i++) {
-		const struct bch_dev_alloc *d = a->devs[p->sel[i].dev];
-		const struct bucket_h *g;
+		const struct bucket_h *g = sel_bucket(a, p, i);
 
-		if (!d || p->sel[i].bucket >= d->nbuckets)
-			continue;
-		g = bch_bucket(d, p->sel[i].bucket);
-		if (g->gen == p->sel[i].gen && g->data_type == BCH_DATA_USER)
+		if (g && g->gen == p->sel[i].gen && g->data_type == BCH_DATA_USER)
 			live += g->dirty_sectors;
 	}
 	return live;
@@ -253,13 +258,10 @@ static uint64_t sel_emptied(const struct gc_pass *p)
 	uint64_t n = 0;
 
 	for (size_t i = 0; a && i < p->nr_sel; i++) {
-		const struct bch_dev_alloc *d = a->devs[p->sel[i].dev];
-		const struct bucket_h *g;
+		const struct bucket_h *g = sel_bucket(a, p, i);
 
-		if (!d || p->sel[i].bucket >= d->nbuckets)
-			continue;
-		g = bch_bucket(d, p->sel[i].bucket);
-		n += g->gen != p->sel[i].gen || !g->dirty_sectors;
+		if (g)
+			n += g->gen != p->sel[i].gen || !g->dirty_sectors;
 	}
 	return n;
 }
