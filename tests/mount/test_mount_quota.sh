@@ -3,7 +3,8 @@
 # --usrquota --grpquota counts, per uid and gid, the sectors and inodes of
 # its files as the mount changes them (create, write, truncate, chown,
 # unlink); `bcachefs quota report` of the mount equals a walk of the tree
-# (stat), also after a random workload (fsx) and random chowns, and of the
+# (stat), also after a random workload (fsx), random chowns and stress-ng
+# workers, and of the
 # unmounted filesystem the same (also for 2000 ids, more than one page of
 # the mount's report); `quota set` writes the
 # 2018 quota key (`list -b quotas`), and a write, create or chown over a
@@ -121,6 +122,15 @@ for d, dirs, files in os.walk(sys.argv[1]):
         os.lchown(os.path.join(d, n), random.randint(1005, 1008), random.randint(1105, 1108))' "$m/fsx" ||
 	fail "chowns"
 same "fsx and chowns" "$m"
+# stress-ng as a user: files written, grown, renamed and deleted by
+# parallel workers (what they leave and what they removed counted right)
+command -v stress-ng > /dev/null || fail "stress-ng missing (tests/deps.sh)"
+mkdir "$m/stress" && chown 1007:1107 "$m/stress"
+setpriv --reuid=1007 --regid=1107 --clear-groups stress-ng --temp-path "$m/stress" \
+	--hdd 2 --hdd-ops 3000 --hdd-bytes 4M --dir 1 --dir-ops 300 --rename 1 --rename-ops 1000 \
+	--fallocate 1 --fallocate-ops 40 --fallocate-bytes 4M --timeout 20s \
+	> "$WORK/stress.out" 2>&1 || { tail -5 "$WORK/stress.out"; fail "stress-ng"; }
+same "stress-ng" "$m"
 [ "$("$B" quota report "$m" | wc -l)" -gt 2000 ] || fail "many ids: not every line"
 walk "$m" > "$WORK/walk-mounted.txt"
 unmount_fg q > /dev/null
