@@ -36,8 +36,8 @@
 #include "util/errcode.h"
 #include "util/util.h"
 #include "testutil.h"
+#include "testfs.h"
 
-static char tmpdir[64], img[128], img2[128];
 
 /* 32 MiB, 32 KiB buckets: 1024 buckets; superblocks in 0-4, journal in 5-24 */
 #define NBUCKETS	1024
@@ -47,36 +47,19 @@ static char tmpdir[64], img[128], img2[128];
 
 static int setup(void **state)
 {
-	/* tmpfs when there is one: flushes cost nothing there */
-	snprintf(tmpdir, sizeof(tmpdir), "/dev/shm/test_alloc.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_alloc.XXXXXX");
-		assert_non_null(mkdtemp(tmpdir));
-	}
-	snprintf(img, sizeof(img), "%s/a.img", tmpdir);
-	snprintf(img2, sizeof(img2), "%s/b.img", tmpdir);
-	return 0;
+	return testfs_setup("test_alloc");
 }
 
 static int teardown(void **state)
 {
-	test_run("rm -rf %s", tmpdir);
-	return 0;
+	return testfs_teardown();
 }
 
 static struct bch_fs *open_imgs(unsigned nr)
 {
 	struct bch_fs_opts o = { .read_only = true };
-	struct printbuf err = PRINTBUF;
-	char *devs[2] = { img, img2 };
-	struct bch_fs *c = NULL;
-	int ret = bch_fs_open(devs, nr, &o, &c, &err);
 
-	if (ret)
-		fprintf(stderr, "open: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
-	return c;
+	return testfs_open(nr, &o);
 }
 
 static struct bch_fs *format_open(void)

@@ -49,26 +49,17 @@
 #include "util/errcode.h"
 #include "util/util.h"
 #include "testutil.h"
+#include "testfs.h"
 
-static char tmpdir[64], img[128], img2[128];
 
 static int setup(void **state)
 {
-	/* tmpfs when there is one: flushes cost nothing there */
-	snprintf(tmpdir, sizeof(tmpdir), "/dev/shm/test_engine.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_engine.XXXXXX");
-		assert_non_null(mkdtemp(tmpdir));
-	}
-	snprintf(img, sizeof(img), "%s/a.img", tmpdir);
-	snprintf(img2, sizeof(img2), "%s/b.img", tmpdir);
-	return 0;
+	return testfs_setup("test_engine");
 }
 
 static int teardown(void **state)
 {
-	test_run("rm -rf %s", tmpdir);
-	return 0;
+	return testfs_teardown();
 }
 
 static void format(unsigned nr, const char *opts)
@@ -86,27 +77,13 @@ static void format(unsigned nr, const char *opts)
 static struct bch_fs *open_imgs(unsigned nr, bool ro)
 {
 	struct bch_fs_opts o = { .read_only = ro };
-	struct printbuf err = PRINTBUF;
-	char *devs[2] = { img, img2 };
-	struct bch_fs *c = NULL;
-	int ret = bch_fs_open(devs, nr, &o, &c, &err);
 
-	if (ret)
-		fprintf(stderr, "open: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
-	return c;
+	return testfs_open(nr, &o);
 }
 
 static void rw_start(struct bch_fs *c)
 {
-	struct printbuf err = PRINTBUF;
-	int ret = bch_fs_rw_start(c, &err);
-
-	if (ret)
-		fprintf(stderr, "rw_start: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
+	testfs_rw_start(c);
 }
 
 static void stop_close(struct bch_fs *c)

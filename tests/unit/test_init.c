@@ -36,26 +36,17 @@
 #include "util/errcode.h"
 #include "util/util.h"
 #include "testutil.h"
+#include "testfs.h"
 
-static char tmpdir[64], img[128], img2[128];
 
 static int setup(void **state)
 {
-	/* tmpfs when there is one: flushes cost nothing there */
-	snprintf(tmpdir, sizeof(tmpdir), "/dev/shm/test_init.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_init.XXXXXX");
-		assert_non_null(mkdtemp(tmpdir));
-	}
-	snprintf(img, sizeof(img), "%s/a.img", tmpdir);
-	snprintf(img2, sizeof(img2), "%s/b.img", tmpdir);
-	return 0;
+	return testfs_setup("test_init");
 }
 
 static int teardown(void **state)
 {
-	test_run("rm -rf %s", tmpdir);
-	return 0;
+	return testfs_teardown();
 }
 
 static void format_uninit(unsigned nr)
@@ -74,16 +65,8 @@ static void format_uninit(unsigned nr)
 static struct bch_fs *open_imgs(unsigned nr, bool ro)
 {
 	struct bch_fs_opts o = { .read_only = ro };
-	struct printbuf err = PRINTBUF;
-	char *devs[2] = { img, img2 };
-	struct bch_fs *c = NULL;
-	int ret = bch_fs_open(devs, nr, &o, &c, &err);
 
-	if (ret)
-		fprintf(stderr, "open: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
-	return c;
+	return testfs_open(nr, &o);
 }
 
 #define NOW_NS	1500000000123456789LL	/* 2017-07-14 */

@@ -37,27 +37,18 @@
 #include "util/errcode.h"
 #include "util/util.h"
 #include "testutil.h"
+#include "testfs.h"
 
-static char tmpdir[64], img[128], img2[128];
 static const struct jset_loc loc = { .dev = 0, .bucket = 1, .sector = 64 };
 
 static int setup(void **state)
 {
-	/* tmpfs when there is one: flushes cost nothing there */
-	snprintf(tmpdir, sizeof(tmpdir), "/dev/shm/test_journal_write.XXXXXX");
-	if (!mkdtemp(tmpdir)) {
-		snprintf(tmpdir, sizeof(tmpdir), "/tmp/test_journal_write.XXXXXX");
-		assert_non_null(mkdtemp(tmpdir));
-	}
-	snprintf(img, sizeof(img), "%s/a.img", tmpdir);
-	snprintf(img2, sizeof(img2), "%s/b.img", tmpdir);
-	return 0;
+	return testfs_setup("test_journal_write");
 }
 
 static int teardown(void **state)
 {
-	test_run("rm -rf %s", tmpdir);
-	return 0;
+	return testfs_teardown();
 }
 
 /*
@@ -297,16 +288,8 @@ static void test_seal(void **state)
 static struct bch_fs *open_imgs(unsigned nr, bool ro)
 {
 	struct bch_fs_opts o = { .read_only = ro };
-	struct printbuf err = PRINTBUF;
-	char *devs[2] = { img, img2 };
-	struct bch_fs *c = NULL;
-	int ret = bch_fs_open(devs, nr, &o, &c, &err);
 
-	if (ret)
-		fprintf(stderr, "open: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
-	return c;
+	return testfs_open(nr, &o);
 }
 
 static void writer_init(struct bch_journal_writer *w, struct bch_fs *c)
