@@ -64,6 +64,65 @@ static uint64_t ptrs_devs(const struct btree_ptr_h *p, unsigned nr)
 static size_t node_budget(const struct btree_write_ctx *w, unsigned fill);
 
 /*
+ * The bytes @k takes in a node of format @f: packed (the format was chosen
+ * over it), a whiteout unpacked (the format is not chosen over whiteouts:
+ * it may not pack).
+ */
+static size_t key_bytes(const struct bkey_format_h *f, const struct bkey_h *k)
+{
+	if (bkey_is_whiteout(k) || k->u64s < BKEY_U64S_UNPACKED)
+		return (size_t)k->u64s * 8;
+	return (size_t)(f->key_u64s + k->u64s - BKEY_U64S_UNPACKED) * 8;
+}
+
+/*
+ * How many of @keys, from the first, go into a node starting at @min
+ * within @budget bytes as they will be written: packed with the format
+ * bch_btree_node_build() will choose for exactly those keys (and @min),
+ * grown key by key. At least one when there is one. @as_unpacked: counted unpacked instead
+ * (a build into nodes reserved by bch_bulk_nodes_for(), which counts so,
+ * must use every one of them: bch_bulk_build_pool()).
+ */
+static size_t node_take(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
+			size_t budget, bool as_unpacked)
+{
+	struct bkey_format_state st, next;
+	struct bkey_format_h f;
+	size_t j, packed = 0, vals = 0, unpacked = 0;
+
+	if (as_unpacked) {
+		for (j = 0; j < nr && (!j || unpacked + (size_t)keys[j].k.u64s * 8 <= budget); j++)
+			unpacked += (size_t)keys[j].k.u64s * 8;
+		return j;
+	}
+	bkey_format_state_init(&st);
+	bkey_format_state_add_pos(&st, min);
+	for (j = 0; j < nr; j++) {
+		const struct bkey_h *k = &keys[j].k;
+		bool packs = !bkey_is_whiteout(k) && k->u64s >= BKEY_U64S_UNPACKED;
+		size_t bytes;
+
+		next = st;
+		if (packs)
+			bkey_format_state_add_key(&next, k);
+		bkey_format_state_done(&next, &f);
+		/* the packed keys so far and this one, at the grown format's width */
+		bytes = (packed + packs) * f.key_u64s * 8 + vals + unpacked +
+			(packs ? (size_t)(k->u64s - BKEY_U64S_UNPACKED) * 8 : (size_t)k->u64s * 8);
+		if (j && bytes > budget)
+			break;
+		st = next;
+		if (packs) {
+			packed++;
+			vals += (size_t)(k->u64s - BKEY_U64S_UNPACKED) * 8;
+		} else {
+			unpacked += (size_t)k->u64s * 8;
+		}
+	}
+	return j;
+}
+
+/*
  * One level over [@min, @max]: cut @keys into nodes, write them, append
  * their pointer keys to @parent. No keys: one empty node for the range.
  */
@@ -93,15 +152,10 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		struct btree_node_buf nb = { 0 };
 		struct bkey_ref pk;
 		uint64_t pv[BKEY_BTREE_PTR_VAL_U64s_MAX];
-		size_t j = i, bytes = 0;
+		size_t j = i + node_take(min, keys + i, nr - i, budget, pool != NULL);
 		unsigned nr_ptrs;
 		bool last;
 
-		/* at least one key; then as many as fit the budget, unpacked */
-		while (j < nr && (j == i || bytes + (size_t)keys[j].k.u64s * 8 <= budget)) {
-			bytes += (size_t)keys[j].k.u64s * 8;
-			j++;
-		}
 		last = j == nr;
 
 		struct btree_node_new n = {
@@ -155,14 +209,19 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
  * even size: a checkpoint rebuilding a node that grew by a few keys then
  * writes two half-full nodes rather than a full one and one holding the
  * few (a run of those would bloat the tree, every node taking a bucket,
- * until a nearly full filesystem has no room for it).
+ * until a nearly full filesystem has no room for it). Sizes packed with
+ * the format of all of @keys from @min (no node's format packs them
+ * wider).
  */
-static size_t even_budget(size_t budget, const struct bkey_ref *keys, size_t nr)
+static size_t even_budget(size_t budget, struct bpos_h min, const struct bkey_ref *keys,
+			  size_t nr)
 {
+	struct bkey_format_h f;
 	size_t total = 0, biggest = 0, n;
 
+	bch_bkey_format_choose(min, keys, nr, &f);
 	for (size_t i = 0; i < nr; i++) {
-		size_t b = (size_t)keys[i].k.u64s * 8;
+		size_t b = key_bytes(&f, &keys[i].k);
 
 		total += b;
 		biggest = b > biggest ? b : biggest;
@@ -183,10 +242,10 @@ int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
 	struct bulk_root stats = { 0 };
 
 	return build_level(c, w, a, btree_id, level, min, max, keys, nr,
-			   even_budget(node_budget(w, fill), keys, nr), NULL, ptrs, &stats, err);
+			   even_budget(node_budget(w, fill), min, keys, nr), NULL, ptrs, &stats, err);
 }
 
-/* Bytes of unpacked keys per node. */
+/* Bytes of keys per node, as written (packed). */
 static size_t node_budget(const struct btree_write_ctx *w, unsigned fill)
 {
 	size_t node_bytes = (size_t)w->node_sectors * 512;

@@ -93,8 +93,9 @@ int bch_bulk_build_pool(struct bch_fs *c, const struct btree_write_ctx *w,
 			struct printbuf *err);
 
 /*
- * The number of nodes bch_bulk_build() writes for @nr keys of @key_u64s
- * each, with pointer keys of @ptr_u64s (5 + replicas).
+ * The most nodes bch_bulk_build() writes for @nr keys of @key_u64s
+ * each, with pointer keys of @ptr_u64s (5 + replicas): counted unpacked,
+ * the nodes are filled packed.
  */
 size_t bch_bulk_nodes_for(const struct btree_write_ctx *w, unsigned fill, size_t nr,
 			  unsigned key_u64s, unsigned ptr_u64s);

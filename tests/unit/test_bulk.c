@@ -207,9 +207,13 @@ static void test_build(void **state)
 	struct bch_fs *c = make(&p);
 	uint64_t first, last, inum;
 
-	/* 4 KiB nodes: many leaves, an interior level; as predicted */
+	/*
+	 * 4 KiB nodes: many leaves, an interior level; filled with the keys
+	 * packed, so fewer than predicted from their unpacked size (these
+	 * inodes pack to less than half)
+	 */
 	assert_true(p.inode_nodes > 20);
-	assert_int_equal(p.inode_nodes, p.nodes_predicted);
+	assert_true(p.inode_nodes * 2 < p.nodes_predicted);
 	assert_true(p.inode_level >= 1);
 	assert_true(p.dirent_nodes > 20);
 	assert_true(p.empty_extents_root);
@@ -245,7 +249,7 @@ static void test_fill(void **state)
 	bch_fs_close(c);
 	assert_int_equal(p100.inode_nodes, p75.inode_nodes);
 	c = make(&p40);
-	assert_int_equal(p40.inode_nodes, p40.nodes_predicted);
+	assert_true(p40.inode_nodes <= p40.nodes_predicted);
 	assert_true(p40.inode_nodes > p75.inode_nodes * 3 / 2);
 	assert_int_equal(count_keys(c, BTREE_ID_INODES, NULL, NULL), 2002);
 	bch_fs_close(c);
