@@ -144,18 +144,37 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 	 * (nothing journalled yet) writes 0.
 	 */
 	uint64_t stamp = c ? c->journal.seq : 0;
-	size_t i = 0;
+	size_t i = 0, biggest, rem = pool ? 0 : bch_bulk_bytes(min, keys, nr, &biggest);
+	struct bkey_format_h fall;
 	int ret;
 
+	if (!pool)
+		bch_bkey_format_choose(min, keys, nr, &fall);
 	do {
 		struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
 		struct btree_node_buf nb = { 0 };
 		struct bkey_ref pk;
 		uint64_t pv[BKEY_BTREE_PTR_VAL_U64s_MAX];
-		size_t j = i + node_take(min, keys + i, nr - i, budget, pool != NULL);
+		size_t j, b = budget;
 		unsigned nr_ptrs;
 		bool last;
 
+		/*
+		 * Nodes filled to the budget from the left, the last two even
+		 * when the last would hold less than a third: keys added at
+		 * the end (new inodes, a file growing) leave full nodes behind
+		 * them, and a node that grew by a few keys becomes two of half
+		 * its size rather than a full one and one of the few (a run of
+		 * those would bloat the tree, every node taking a bucket, until
+		 * a nearly full filesystem has no room for it). Sizes to come
+		 * are counted packed with the format of all the keys (rem), no
+		 * node packs them wider.
+		 */
+		if (!pool && rem > budget && rem < budget + budget / 3)
+			b = min_t(size_t, budget, rem / 2 + biggest);
+		j = i + node_take(min, keys + i, nr - i, b, pool != NULL);
+		for (size_t k = i; !pool && k < j; k++)
+			rem -= min_t(size_t, rem, key_bytes(&fall, &keys[k].k));
 		last = j == nr;
 
 		struct btree_node_new n = {
@@ -204,33 +223,22 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 	return 0;
 }
 
-/*
- * A budget that cuts @keys into as many nodes as @budget would, but of
- * even size: a checkpoint rebuilding a node that grew by a few keys then
- * writes two half-full nodes rather than a full one and one holding the
- * few (a run of those would bloat the tree, every node taking a bucket,
- * until a nearly full filesystem has no room for it). Sizes packed with
- * the format of all of @keys from @min (no node's format packs them
- * wider).
- */
-static size_t even_budget(size_t budget, struct bpos_h min, const struct bkey_ref *keys,
-			  size_t nr)
+size_t bch_bulk_bytes(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
+		      size_t *biggest)
 {
 	struct bkey_format_h f;
-	size_t total = 0, biggest = 0, n;
+	size_t total = 0, big = 0;
 
 	bch_bkey_format_choose(min, keys, nr, &f);
 	for (size_t i = 0; i < nr; i++) {
 		size_t b = key_bytes(&f, &keys[i].k);
 
 		total += b;
-		biggest = b > biggest ? b : biggest;
+		big = max_t(size_t, big, b);
 	}
-	n = budget ? DIV_ROUND_UP(total, budget) : 1;
-	if (n <= 1)
-		return budget;
-	/* a key's worth over the mean, so that the last node is not left with a few */
-	return min_t(size_t, budget, DIV_ROUND_UP(total, n) + biggest);
+	if (biggest)
+		*biggest = big;
+	return total;
 }
 
 int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
@@ -242,7 +250,12 @@ int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
 	struct bulk_root stats = { 0 };
 
 	return build_level(c, w, a, btree_id, level, min, max, keys, nr,
-			   even_budget(node_budget(w, fill), min, keys, nr), NULL, ptrs, &stats, err);
+			   node_budget(w, fill), NULL, ptrs, &stats, err);
+}
+
+size_t bch_bulk_node_budget(const struct btree_write_ctx *w)
+{
+	return node_budget(w, 0);
 }
 
 /* Bytes of keys per node, as written (packed). */
@@ -251,7 +264,7 @@ static size_t node_budget(const struct btree_write_ctx *w, unsigned fill)
 	size_t node_bytes = (size_t)w->node_sectors * 512;
 	/* room for the node header and block padding, whatever the fill */
 	size_t room = node_bytes > 1024 ? node_bytes - 1024 : node_bytes / 2;
-	size_t budget = node_bytes * (fill ? fill : 75) / 100;
+	size_t budget = node_bytes * (fill ? fill : 90) / 100;
 
 	return budget < room ? budget : room;
 }

@@ -2,7 +2,8 @@
 /*
  * Bulk-build a btree from sorted keys (doc/format.md §4.8, §4.9): for a new
  * filesystem, where nothing else is in the btree, the keys are cut into
- * leaves (each filled to about 3/4 of a node, format chosen per node),
+ * leaves (each filled to about 9/10 of a node with its keys packed as
+ * written, format chosen per node),
  * then interior levels of pointer keys up to a single root. Leaves
  * partition the key space: the first starts at POS_MIN, each next one at
  * the successor of its left neighbour's max_key, the last (and every
@@ -54,7 +55,7 @@ struct bulk_root {
 /*
  * Build btree @btree_id of @c from @keys (sorted, unique positions),
  * allocating every node from @a (replicas {btree, devs} added there).
- * @fill: percentage of a node filled by leaves (0 = 75).
+ * @fill: percentage of a node filled by leaves (0 = 90), counted packed.
  */
 int bch_bulk_build(struct bch_fs *c, const struct btree_write_ctx *w,
 		   struct bch_allocator *a, unsigned btree_id,
@@ -85,12 +86,25 @@ struct bulk_pool {
 	size_t			nr, used;
 };
 
-/* bch_bulk_build() taking every node from @pool (-ENOSPC when it runs out). */
+/*
+ * bch_bulk_build() taking every node from @pool (-ENOSPC when it runs
+ * out); the keys counted unpacked, as bch_bulk_nodes_for() counts them.
+ */
 int bch_bulk_build_pool(struct bch_fs *c, const struct btree_write_ctx *w,
 			struct bch_allocator *a, unsigned btree_id,
 			const struct bkey_ref *keys, size_t nr, unsigned fill,
 			struct bulk_pool *pool, struct bulk_root *root,
 			struct printbuf *err);
+
+/*
+ * The bytes @keys take in nodes from @min, packed with the format of all
+ * of them (no node of a build packs them wider); *@biggest (if not NULL):
+ * the biggest key's.
+ */
+size_t bch_bulk_bytes(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
+		      size_t *biggest);
+/* The bytes of keys a build puts in a node (the default fill). */
+size_t bch_bulk_node_budget(const struct btree_write_ctx *w);
 
 /*
  * The most nodes bch_bulk_build() writes for @nr keys of @key_u64s

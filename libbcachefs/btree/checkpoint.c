@@ -258,15 +258,36 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 			unsigned level, struct bpos_h min, struct bpos_h max,
 			struct bulk_keys *out, struct printbuf *err);
 
+/* The bytes leaves holding @bytes of keys have: whole leaves, at least one. */
+static size_t leaf_capacity(struct bch_fs *c, size_t bytes)
+{
+	size_t budget = bch_bulk_node_budget(&c->rw->wctx);
+
+	return budget ? max_t(size_t, DIV_ROUND_UP(bytes, budget), 1) * budget : bytes;
+}
+
+/* The room left in the last of the leaves holding @bytes of keys. */
+static size_t leaf_room(struct bch_fs *c, size_t bytes)
+{
+	return leaf_capacity(c, bytes) - bytes;
+}
+
 /*
  * Leaves @ptrs[0..@nr) (consecutive children of one node, covering [@min,
  * @max]) all have overlay keys: their keys with the overlay go into one
  * run of new leaves, so leaves that shrank merge (doc/format.md §4.9). When one of
  * them cannot be read, each is rewritten on its own instead.
+ *
+ * Trials, where nothing is written and 1 is returned: with @probe, the
+ * bytes the new keys take (SIZE_MAX when a leaf cannot be read) are put
+ * there, and nothing is written when their last leaf would have room for
+ * a third of a leaf more; with @max_bytes, when they would take more (or
+ * a leaf cannot be read). See rewrite_leaf_run().
  */
 static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *ptrs,
 			  size_t nr, struct bpos_h min, struct bpos_h max,
-			  struct bulk_keys *out, struct printbuf *err)
+			  size_t max_bytes, size_t *probe, struct bulk_keys *out,
+			  struct printbuf *err)
 {
 	struct bch_fs_rw *rw = c->rw;
 	struct btree_node_h **leaf = xcalloc(nr, sizeof(*leaf));
@@ -274,6 +295,7 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 	struct bkey_ref *all = NULL;
 	size_t nr_all = 0, i, got = 0, before = out->nr;
 	struct bpos_h cmin = min;
+	size_t err_pos = err->pos;
 	int ret = 0;
 
 	for (i = 0; i < nr; i++) {
@@ -297,7 +319,29 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 		free(merged);
 		cmin = bpos_successor(id, ptrs[i].k.p);
 	}
-	if (got == nr) {
+	if (max_bytes || probe) {
+		/* a leaf that cannot be read: not here (the caller's last try handles it) */
+		size_t biggest = 0;
+		size_t bytes = got == nr ? bch_bulk_bytes(min, all, nr_all, &biggest) : SIZE_MAX;
+
+		if (probe)
+			*probe = bytes;
+		/*
+		 * with a neighbour, a key's worth of margin: the leaves are cut
+		 * key by key, so the run may not take more leaves than alone
+		 * (the checkpoint's reserve counts on it: btree/reserve.c)
+		 */
+		if (probe ? bytes == SIZE_MAX || leaf_room(c, bytes) >= bch_bulk_node_budget(&rw->wctx) / 3
+			  : bytes == SIZE_MAX || bytes + biggest > max_bytes) {
+			ret = 1;
+			/* what the read said is said again by the last try */
+			if (err->buf && err->pos > err_pos) {
+				err->pos = err_pos;
+				err->buf[err_pos] = '\0';
+			}
+		}
+	}
+	if (got == nr && !ret) {
 		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, 0, min, max,
 					   all, nr_all, 0, out, err);
 		if (!ret) {
@@ -312,7 +356,7 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 	free(all);
 	node_arena_free(arena);
 
-	if (got < nr) {
+	if (got < nr && !ret) {
 		/* one by one: an unreadable leaf gets the unreadable-node treatment */
 		cmin = min;
 		for (i = 0; i < nr && !ret; i++) {
@@ -323,6 +367,72 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 		}
 	}
 	return ret;
+}
+
+/*
+ * A run of changed leaves, children [*@i, *@j) of @parent (range [*@cmin,
+ * @gmax]; @pmax: the parent's max), rewritten as one (rewrite_leaves()).
+ * When the last of its new leaves would have room for another third of a
+ * leaf, an unchanged neighbour joins it if the run then still fits as
+ * many leaves: the one after it, or else the one before (@prev_min: that
+ * one's min when it is the child just kept, its pointer the last of
+ * @out; POS_H_MAX: none). Leaves emptied by deletions then merge instead
+ * of each keeping a node (a bucket) for a few keys, and a leaf that
+ * overflows shares its keys with a neighbour instead of splitting into
+ * two half-empty ones (random inserts, as into dirents, left leaves half
+ * full). *@i, *@j and *@cmin say what the run became.
+ */
+static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_node_h *parent,
+			    struct bpos_h pmax, size_t *i, size_t *j, struct bpos_h *cmin,
+			    struct bpos_h gmax, struct bpos_h prev_min, struct bulk_keys *out,
+			    struct printbuf *err)
+{
+	const struct bkey_ref *ptrs = parent->keys;
+	size_t bytes, room;
+	bool next = *j < parent->nr_keys, prev = bpos_cmp(prev_min, POS_H_MAX) != 0;
+	int ret;
+
+	if (next) {
+		struct bpos_h nmin = bpos_successor(id, ptrs[*j - 1].k.p);
+		struct bpos_h nmax = *j + 1 == parent->nr_keys ? pmax : ptrs[*j].k.p;
+
+		next = !forced_in(c, id, 0, nmin, nmax);
+	}
+	if (!next && !prev)
+		goto plain;
+	ret = rewrite_leaves(c, id, ptrs + *i, *j - *i, *cmin, gmax, 0, &bytes, out, err);
+	if (ret != 1)
+		return ret;	/* written: it left too little room for a neighbour */
+	if (bytes == SIZE_MAX)
+		goto plain;
+	room = leaf_capacity(c, bytes);
+	if (next) {
+		struct bpos_h nmax = *j + 1 == parent->nr_keys ? pmax : ptrs[*j].k.p;
+
+		ret = rewrite_leaves(c, id, ptrs + *i, *j + 1 - *i, *cmin, nmax, room, NULL,
+				     out, err);
+		if (ret != 1) {
+			(*j)++;
+			return ret;
+		}
+	}
+	if (prev) {
+		/* the kept pointer to the one before goes: it is rewritten with the run */
+		struct bkey_ref last = out->k[out->nr - 1];
+
+		out->nr--;
+		ret = rewrite_leaves(c, id, ptrs + *i - 1, *j + 1 - *i, prev_min, gmax, room, NULL,
+				     out, err);
+		if (ret != 1) {
+			free((void *)last.v);
+			(*i)--;
+			*cmin = prev_min;
+			return ret;
+		}
+		out->nr++;
+	}
+plain:
+	return rewrite_leaves(c, id, ptrs + *i, *j - *i, *cmin, gmax, 0, NULL, out, err);
 }
 
 /*
@@ -396,8 +506,8 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 		ret = bch_bulk_build_range(c, &rw->wctx, &rw->a, id, 0, min, max,
 					   merged, nr_merged, 0, out, err);
 	} else {
-		struct bpos_h cmin = min;
-		size_t i = 0;
+		struct bpos_h cmin = min, kept_min = min;
+		size_t i = 0, kept = SIZE_MAX;
 		/*
 		 * A node fsck rewrites may have lost child pointers: the ranges
 		 * of its children follow from the keys left, so every child is
@@ -415,6 +525,8 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 			} else if (!bch_btree_journal_keys_in(c, id, cmin, cmax) &&
 			    !forced_in(c, id, level - 1, cmin, cmax)) {
 				bulk_keys_add(&keys, &ck->k, ck->v, ck->v_bytes);
+				kept = i;
+				kept_min = cmin;
 			} else if (level == 1 && !forced_in(c, id, 0, cmin, cmax)) {
 				/* a run of changed leaves is rebuilt as one: merges */
 				struct bpos_h gmax = cmax;
@@ -429,7 +541,9 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 					gmax = nmax;
 					j++;
 				}
-				ret = rewrite_leaves(c, id, n->keys + i, j - i, cmin, gmax, &keys, err);
+				ret = rewrite_leaf_run(c, id, n, max, &i, &j, &cmin, gmax,
+						       kept != SIZE_MAX && kept + 1 == i ? kept_min : POS_H_MAX,
+						       &keys, err);
 			} else {
 				ret = rewrite_node(c, id, ck, level - 1, cmin, cmax, &keys, err);
 			}

@@ -257,7 +257,7 @@ static void test_merge(void **state)
 	struct btree_trans t;
 	struct bch_fs *c;
 	size_t full, after;
-	uint64_t i, n = 12000;	/* several leaves of 256 KiB, also in quick mode */
+	uint64_t i, n = 36000;	/* several leaves of 256 KiB (packed), also in quick mode */
 
 	format_img();
 	c = open_rw();
