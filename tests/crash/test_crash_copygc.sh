@@ -1,5 +1,5 @@
 #!/bin/sh
-# Crash states of the copying GC (issue 21; tests/crash/README.md): a
+# Crash states of the copying GC (tests/crash/README.md): a
 # 16 MiB filesystem is filled with 4 KiB files and a random half deleted
 # with copygc off (BCH_COPYGC=0), so its buckets are left half full; then
 # a mount with BCH_WRITE_LOG set runs nothing but copygc (it empties

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Crash states of rebalance (issue 21 part 2; tests/crash/README.md): a
+# Crash states of rebalance (tests/crash/README.md): a
 # filesystem with --background_compression=zstd gets text files written
 # with rebalance off (BCH_REBALANCE=0), so they are stored uncompressed;
 # then a mount with BCH_WRITE_LOG set runs nothing but rebalance (it
