@@ -176,7 +176,7 @@ check-asan:
 
 # the threads of the mount (the read-ahead worker, the control socket, data
 # jobs) under ThreadSanitizer: the mount tests, the control socket's thread
-# and a data job's two threads (issue 12), the read-ahead worker's unit test
+# and a data job's two threads, the read-ahead worker's unit test
 check-tsan:
 	$(MAKE) $(SUBMAKE_J) BUILD=build-tsan OPT="-O1 -g" SAN="-fsanitize=thread" build-tsan/bcachefs \
 		build-tsan/tests/unit/test_io_read

@@ -202,7 +202,7 @@ int bch_alloc_init(struct bch_allocator *a, struct bch_fs *c, struct printbuf *e
 
 		if (!ca || !m || !bch_member_exists(m))
 			continue;
-		/* a missing member (degraded): its gens and alloc keys are kept (issue 12) */
+		/* a missing member (degraded): its gens and alloc keys are kept */
 		if (!ca->io || !ca->sb) {
 			ret = bch_alloc_dev_sync(a, c, i, err);
 			continue;
@@ -791,7 +791,7 @@ void bch_sb_field_replace(struct bch_sb **sbp, unsigned type, const void *field,
 	*sbp = sb;
 }
 
-/* fsck repairs (issue #5) */
+/* fsck repairs (doc/fsck.md) */
 bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen)
 {
 	struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
@@ -807,7 +807,7 @@ bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, u
 	return true;
 }
 
-/* ---- members changing at run time (issue 12) ------------------------------ */
+/* ---- members changing at run time (doc/engine.md §17) --------------------- */
 
 static void dev_free(struct bch_allocator *a, unsigned dev)
 {

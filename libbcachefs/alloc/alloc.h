@@ -206,7 +206,7 @@ void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket);
 /*
  * Set the gen of a bucket (fsck: a pointer's gen is newer than its
  * bucket's, or the bucket had no alloc key): the gen is then known and
- * its alloc key dirty. False when there is no such bucket. (issue #5)
+ * its alloc key dirty. False when there is no such bucket.
  */
 bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen);
 
@@ -246,7 +246,7 @@ uint64_t bch_alloc_dev_reserve(const struct bch_allocator *a, unsigned dev);
 void bch_alloc_clear_dirty(struct bch_allocator *a);
 
 /*
- * ---- members changing at run time (issue 12) ----
+ * ---- members changing at run time (doc/engine.md §17) ----
  *
  * Bring the bucket state of device @dev in line with member @dev of c->sb
  * and c->devs[@dev]: a member that is gone loses its state (its alloc keys

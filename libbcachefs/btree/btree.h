@@ -178,7 +178,7 @@ int bch_btree_walk_nodes(struct bch_fs *c, unsigned btree_id,
 			 void *arg, struct printbuf *err);
 
 /*
- * The mount's check before it serves anything (issue 22): with
+ * The mount's check before it serves anything (core/integrity.h): with
  * c->opts.verify, read the root and every interior node of every btree
  * (not the leaves). 0, or the error of the first node with no good copy
  * (each one is reported through bch_fs_node_bad(), core/integrity.h).

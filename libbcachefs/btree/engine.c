@@ -222,7 +222,7 @@ void bch_btree_rw_free(struct bch_fs *c)
 }
 
 /*
- * May member @i be missing from a writable filesystem (issue 12)? When
+ * May member @i be missing from a writable filesystem? When
  * opened degraded (the open checked that every replicas entry keeps a
  * copy, doc/engine.md §2.2), or when it holds nothing to write to (failed, spare).
  * Its bucket gens and alloc keys are kept (bch_alloc_dev_sync()).
@@ -335,7 +335,7 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
 	return 0;
 }
 
-/* ---- forced rewrites (fsck, issue #5) ------------------------------------ */
+/* ---- forced rewrites (fsck, doc/engine.md §6.6) ------------------------- */
 
 void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level,
 			     struct bpos_h max)
@@ -452,7 +452,7 @@ void bch_rw_wp_close_deferred(struct bch_fs *c)
 	bch_alloc_release_durable(&rw->a, rw->durable_seq);
 }
 
-/* ---- members changing at run time (issue 12) ------------------------------- */
+/* ---- members changing at run time (doc/engine.md §17) ---------------------- */
 
 int bch_fs_rw_member_update(struct bch_fs *c, unsigned dev, struct printbuf *err)
 {

@@ -784,6 +784,36 @@ static void copies_repair(struct bch_fs *c, const struct btree_node_expect *exp,
 	printbuf_exit(&r);
 }
 
+/* A copy that failed to verify: kept for its repair, its reason added to @why. */
+static void bad_copy_note(struct bad_copy *bc, unsigned *nr, const struct btree_ptr_h *p,
+			  const char *where, const char *reason, struct printbuf *why)
+{
+	bc[*nr] = (struct bad_copy) { .dev = p->dev, .sector = p->offset };
+	snprintf(bc[(*nr)++].why, sizeof(bc[0].why), "%s", reason);
+	pr_buf(why, "%s%s: %s", why->pos ? "; " : "", where, reason);
+}
+
+/*
+ * With verify: do the keys of copy @n (parsed without a message) pass the
+ * checks here too? Why not goes to @msg (the copy's messages) and @all_msg.
+ */
+static bool copy_keys_ok(struct bch_fs *c, const struct btree_node_expect *exp,
+			 struct btree_node_h *n, const char *where, struct printbuf *msg,
+			 struct printbuf *all_msg)
+{
+	struct printbuf kwhy = PRINTBUF;
+	bool good = node_keys_verify(c, n, &kwhy);
+
+	if (!good) {
+		pr_buf(msg, "btree node %s (btree %s level %u): %s\n", where,
+		       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
+		pr_buf(all_msg, "btree node %s (btree %s level %u): %s\n", where,
+		       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
+	}
+	printbuf_exit(&kwhy);
+	return good;
+}
+
 /*
  * Read the node that btree pointer key @ptr points to (60: "which copy"):
  * the first copy on a present device that parses and whose checksums all
@@ -849,13 +879,10 @@ static int node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 			r = e;
 			copy_failed(&bad, where);
 			if (verify) {
-				bad_copies[nr_bad_copies] = (struct bad_copy) {
-					.dev = ptrs[i].dev, .sector = ptrs[i].offset,
-				};
-				snprintf(bad_copies[nr_bad_copies++].why, sizeof(bad_copies[0].why),
-					 "read error: %s", bch_err_str(e));
-				pr_buf(&why, "%s%s: read error: %s", why.pos ? "; " : "", where,
-				       bch_err_str(e));
+				char reason[sizeof(bad_copies[0].why)];
+
+				snprintf(reason, sizeof(reason), "read error: %s", bch_err_str(e));
+				bad_copy_note(bad_copies, &nr_bad_copies, &ptrs[i], where, reason, &why);
 			}
 			continue;
 		}
@@ -869,28 +896,13 @@ static int node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 		good = !e && !n->csum_errors;
 		if (good && verify && n->nr_errors)
 			good = false;
-		if (good && verify) {
-			struct printbuf kwhy = PRINTBUF;
-
-			good = node_keys_verify(c, n, &kwhy);
-			if (!good) {
-				pr_buf(&msg, "btree node %s (btree %s level %u): %s\n", where,
-				       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
-				pr_buf(&all_msg, "btree node %s (btree %s level %u): %s\n", where,
-				       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
-			}
-			printbuf_exit(&kwhy);
-		}
+		if (good && verify)
+			good = copy_keys_ok(c, exp, n, where, &msg, &all_msg);
 		if (!good && verify) {
 			struct printbuf one = PRINTBUF;
 
 			copy_reason(&one, msg.pos ? printbuf_str(&msg) : bch_err_str(e));
-			bad_copies[nr_bad_copies] = (struct bad_copy) {
-				.dev = ptrs[i].dev, .sector = ptrs[i].offset,
-			};
-			snprintf(bad_copies[nr_bad_copies++].why, sizeof(bad_copies[0].why), "%s",
-				 printbuf_str(&one));
-			pr_buf(&why, "%s%s: %s", why.pos ? "; " : "", where, printbuf_str(&one));
+			bad_copy_note(bad_copies, &nr_bad_copies, &ptrs[i], where, printbuf_str(&one), &why);
 			printbuf_exit(&one);
 		}
 		if (e) {

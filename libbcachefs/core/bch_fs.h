@@ -60,8 +60,8 @@ struct bch_fs_opts {
 	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */
 	int			verbose;
 	/*
-	 * The running filesystem's rules for damage (core/integrity.h,
-	 * issue 22): every btree node is verified before any key of it is
+	 * The running filesystem's rules for damage (core/integrity.h):
+	 * every btree node is verified before any key of it is
 	 * used, a node with no copy that verifies is an error (never read
 	 * as empty or as it is), bad copies are rewritten from good ones.
 	 * Off: the readers of fsck, list, extract take what they can.
@@ -191,11 +191,11 @@ struct bch_fs {
 	struct bch_write_point	*wp;
 	unsigned long		member_changes;
 
-	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
+	uint64_t		inode_hint;	/* where inode allocation looks next (fsops_dir.c) */
 	/*
 	 * Inodes in use (statfs, df -i): counted once at the first statfs,
 	 * then kept by the operations that create and delete inodes
-	 * (fsops.c); inodes_removing counts the deletions of the transaction
+	 * (fsops*.c); inodes_removing counts the deletions of the transaction
 	 * being built.
 	 */
 	uint64_t		nr_inodes;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Rebalance (spec 30 §8.3, issue 21 part 2): data outside its background
+ * Rebalance (spec 30 §8.3, doc/engine.md §17): data outside its background
  * target is moved there, and data not compressed as its background
  * compression says is compressed, in the background.
  *

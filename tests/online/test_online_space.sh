@@ -1,5 +1,5 @@
 #!/bin/sh
-# One accounting (issue 23): after writing compressed and replicated data,
+# One accounting: after writing compressed and replicated data,
 # `fs usage --json`, statfs (df) and a walk of the tree agree: capacity,
 # used and available are the same numbers in fs usage and df; used +
 # reserved + available = capacity; the per-device buckets add up to used;
