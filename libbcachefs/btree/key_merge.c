@@ -310,6 +310,44 @@ void bch_keys_overlay_rounds(bool extents, struct keyvec cur, bool owned,
 	*nr_out = cur.nr;
 }
 
+/*
+ * Before each round the current keys move to the end of @k and the merge
+ * writes from the front, so it must never write over a key it has not
+ * read yet. Non-extents write at most one key per key consumed: the room
+ * before the keys read (at least the keys of the runs to come) is never
+ * less than what was consumed of the run. Extents also write the pieces
+ * of old keys: one more per run key starting inside an old key (old keys
+ * do not overlap, so each run key splits at most one), and each run key
+ * once: twice the run's keys, plus one, is room enough.
+ */
+size_t bch_keys_overlay_room(bool extents, size_t nr, const struct key_run *runs,
+			     unsigned nr_runs)
+{
+	size_t rest = 0;
+
+	for (unsigned r = 0; r < nr_runs; r++)
+		rest += runs[r].nr;
+	return extents ? nr + 2 * rest + 1 : nr + rest;
+}
+
+size_t bch_keys_overlay_in_place(bool extents, struct bkey_ref *k, size_t nr, size_t cap,
+				 const struct key_run *runs, unsigned nr_runs,
+				 struct node_arena *arena)
+{
+	for (unsigned r = 0; r < nr_runs; r++) {
+		struct keyvec old = { .k = k + (cap - nr), .nr = nr, .size = nr };
+		struct keyvec out = { .k = k, .size = cap };
+
+		memmove(old.k, k, nr * sizeof(*k));
+		if (extents)
+			overlay_extents(&old, &runs[r], arena, &out);
+		else
+			overlay_keys(&old, &runs[r], &out);
+		nr = out.nr;
+	}
+	return nr;
+}
+
 int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
 		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
 {

@@ -430,6 +430,8 @@ static void qcur_exit(struct qcur *cur)
 		if (cur->node[l])
 			qnode_put(cur, l);
 	qahead_drop(cur);
+	/* (the cache would keep the last node: the next btree's first read comes on top of it) */
+	bch_btree_cache_trim(cur->q->c);
 	free(cur->ov);
 	node_arena_free(cur->arena);
 	memset(cur->node, 0, sizeof(cur->node));
