@@ -506,19 +506,37 @@ static size_t first_run_in_place(struct bkey_ref *k, size_t nr, bool extents)
 
 /*
  * More than one run: the later runs (the bsets appended since the node
- * was written whole: usually a few keys) are copied aside and laid over
- * the first inside the list they were read into
- * (bch_keys_overlay_in_place()), so that parsing a node takes one list of
- * its keys, not two.
+ * was written whole) are laid over the first inside the list they were
+ * read into, so that parsing a node takes one list of its keys, not two:
+ * non-extents where they lie (bch_keys_overlay_in_buffer(): d1's alloc
+ * leaf has 2700 keys in its first bset, 4000 in its second), extents
+ * copied aside (bch_keys_overlay_in_place(): their pieces need room).
  */
 static void node_combine_in_place(struct node_parse *s, size_t first_nr, bool extents)
 {
 	struct btree_node_h *n = s->n;
-	struct key_run *runs = xcalloc(s->nr_runs, sizeof(*runs));
+	struct key_run *runs;
 	struct bkey_ref *rest, *p;
-	size_t nr_rest = 0, nr, cap;
+	size_t nr_rest = 0, nr, cap, end = first_nr;
 	unsigned r;
 
+	/* non-extents: the runs stay where they are (bch_keys_overlay_in_buffer()) */
+	for (r = 1; r < s->nr_runs && !extents; r++) {
+		if (s->runs[r].start < end)
+			break;
+		end = s->runs[r].start + s->runs[r].nr;
+	}
+	if (!extents && r == s->nr_runs) {
+		struct key_run_at *at = xcalloc(s->nr_runs, sizeof(*at));
+
+		for (r = 1; r < s->nr_runs; r++)
+			at[r - 1] = (struct key_run_at) { s->runs[r].start, s->runs[r].nr };
+		nr = bch_keys_overlay_in_buffer(s->keys.k, first_nr, at, s->nr_runs - 1);
+		free(at);
+		goto done;
+	}
+
+	runs = xcalloc(s->nr_runs, sizeof(*runs));
 	for (r = 1; r < s->nr_runs; r++)
 		nr_rest += s->runs[r].nr;
 	p = rest = xmalloc((nr_rest ?: 1) * sizeof(*rest));
@@ -537,6 +555,7 @@ static void node_combine_in_place(struct node_parse *s, size_t first_nr, bool ex
 				       n->arena);
 	free(rest);
 	free(runs);
+done:
 	/* (shrinking in place gives the tail back to malloc) */
 	n->keys = nr ? xrealloc(s->keys.k, nr * sizeof(*n->keys)) : s->keys.k;
 	n->nr_keys = nr;

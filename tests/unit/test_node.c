@@ -397,7 +397,8 @@ static void test_overlay_keys(void **state)
 /* A seeded run of keys (at most @max): sorted; extents do not overlap (some empty). */
 static size_t rand_run(struct bkey_ref *k, size_t max, bool extents, bool first, unsigned *seed)
 {
-	uint64_t pos = rand_r(seed) % 8;
+	/* (a third of the later runs after every key of the first: appended bsets) */
+	uint64_t pos = !first && rand_r(seed) % 3 == 0 ? 400 + rand_r(seed) % 8 : rand_r(seed) % 8;
 	size_t nr = first ? (size_t)rand_r(seed) % max : (size_t)rand_r(seed) % 12, i;
 	static uint64_t vals[4] = { 1 | (1024ULL << 4) | (1ULL << 56) };
 
@@ -426,9 +427,10 @@ static size_t rand_run(struct bkey_ref *k, size_t max, bool extents, bool first,
 }
 
 /*
- * bch_keys_overlay_in_place() (what a node of several bsets is parsed
- * with) gives exactly what bch_keys_overlay_rounds() gives, key for key,
- * on seeded random runs of both kinds.
+ * bch_keys_overlay_in_place() and bch_keys_overlay_in_buffer() (what a
+ * node of several bsets is parsed with) give exactly what
+ * bch_keys_overlay_rounds() gives, key for key, on seeded random runs of
+ * both kinds (later runs overlapping the first, or after it).
  */
 static void test_overlay_in_place(void **state)
 {
@@ -462,6 +464,28 @@ static void test_overlay_in_place(void **state)
 				assert_memory_equal(k[i].v, ref[i].v, k[i].v_bytes);
 		}
 		free(k);
+
+		/* non-extents: the runs where they were read, after the first */
+		if (!extents) {
+			struct key_run_at at[3];
+			size_t pos = 64 + rand_r(&seed) % 4;
+
+			k = xmalloc((pos + 3 * 12) * sizeof(*k));
+			memcpy(k, first, nr_first * sizeof(*k));
+			for (unsigned r = 0; r < nr_runs; r++) {
+				at[r] = (struct key_run_at) { pos, runs[r].nr };
+				memcpy(k + pos, runs[r].k, runs[r].nr * sizeof(*k));
+				pos += runs[r].nr + rand_r(&seed) % 2;
+			}
+			nr = bch_keys_overlay_in_buffer(k, nr_first, at, nr_runs);
+			assert_int_equal(nr, nr_ref);
+			for (size_t i = 0; i < nr; i++) {
+				assert_int_equal(k[i].k.p.offset, ref[i].k.p.offset);
+				assert_int_equal(k[i].k.type, ref[i].k.type);
+				assert_int_equal(k[i].k.version_lo, ref[i].k.version_lo);
+			}
+			free(k);
+		}
 		free(ref);
 		node_arena_free(a);
 		node_arena_free(b);
