@@ -54,6 +54,8 @@ void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n);
  * default): a pass that reads each node once needs only its paths.
  */
 void bch_btree_cache_set_max(struct bch_fs *c, unsigned nr);
+/* Free the cached nodes that nobody holds (held nodes stay). */
+void bch_btree_cache_trim(struct bch_fs *c);
 /*
  * Forget cached nodes whose first copy lies in sectors [@start, @end) of
  * @dev (the space is being reused); held nodes stay valid until put.
