@@ -35,6 +35,7 @@
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/fs/quota.h"
 #include "libbcachefs/fs/rebalance.h"
+#include "libbcachefs/fs/promote.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/dev/mounted.h"
@@ -444,6 +445,7 @@ int cmd_mount(int argc, char *argv[])
 	struct bch_ctl *ctl = NULL;
 	struct bch_copygc_thread *gc = NULL;
 	struct bch_rebalance_thread *rb = NULL;
+	struct bch_promote_thread *pt = NULL;
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
 	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
@@ -672,6 +674,8 @@ int cmd_mount(int argc, char *argv[])
 		gc = bch_copygc_start(c, cli.fo.verbose ? mount_info : NULL, (void *)printbuf_str(&fsname));
 		rb = bch_rebalance_start(c, cli.fo.verbose ? mount_info : NULL,
 					 (void *)printbuf_str(&fsname));
+		pt = bch_promote_start(c, cli.fo.verbose ? mount_info : NULL,
+				       (void *)printbuf_str(&fsname));
 	}
 
 	ret = fuse_session_loop(se);
@@ -682,6 +686,8 @@ int cmd_mount(int argc, char *argv[])
 	gc = NULL;
 	bch_rebalance_stop(rb);
 	rb = NULL;
+	bch_promote_stop(pt);
+	pt = NULL;
 	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
 	if (ret < 0) {
 		char msg[160];
@@ -698,6 +704,7 @@ out_signals:
 out:
 	bch_copygc_stop(gc);
 	bch_rebalance_stop(rb);
+	bch_promote_stop(pt);
 	if (se)
 		fuse_session_destroy(se);
 	if (bf && bch_fuse_stop(bf, &err)) {

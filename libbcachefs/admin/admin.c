@@ -25,6 +25,7 @@
 #include "admin/data_job.h"
 #include "fs/copygc.h"
 #include "fs/rebalance.h"
+#include "fs/promote.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "bkey/extents.h"
@@ -635,6 +636,7 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		if (!ret) {
 			bch_copygc_text(c, &out->msg);
 			bch_rebalance_text(c, &out->msg);
+			bch_promote_text(c, &out->msg);
 		}
 		break;
 	case BCH_CTL_JOURNAL_FLUSH:
