@@ -240,7 +240,7 @@ static struct rebalance_usage {
  */
 static struct promote_usage {
 	bool		have, thread;
-	uint64_t	queued, extents, sectors, raced, full, errors;
+	uint64_t	queued, extents, sectors, raced, full, errors, sweeps, swept;
 	bool		have_read[BCH_CTL_USAGE_DEVS_MAX];
 	uint64_t	read_sectors[BCH_CTL_USAGE_DEVS_MAX];
 } pmu;
@@ -254,6 +254,8 @@ static void promote_read(const char *msg, struct promote_usage *r)
 		{ "promote_raced",	offsetof(struct promote_usage, raced) },
 		{ "promote_full",	offsetof(struct promote_usage, full) },
 		{ "promote_errors",	offsetof(struct promote_usage, errors) },
+		{ "promote_sweeps",	offsetof(struct promote_usage, sweeps) },
+		{ "promote_swept",	offsetof(struct promote_usage, swept) },
 	};
 	const char *p;
 
@@ -310,6 +312,8 @@ static void print_promote_json(struct json *j, const struct promote_usage *r)
 	json_u64(j, "extents_changed_meanwhile", r->raced);
 	json_u64(j, "no_room", r->full);
 	json_u64(j, "errors", r->errors);
+	json_u64(j, "stale_sweeps", r->sweeps);
+	json_u64(j, "extents_swept", r->swept);
 	json_obj_end(j);
 }
 

@@ -397,8 +397,10 @@ int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
 	/* invalidate: a new gen, so no old pointer can see the new data */
 	g = bch_bucket_mut(d, b);
 	a->took_cached = g->cached;
-	if (g->cached)
+	if (g->cached) {
 		d->nr_free_cached--;
+		a->cached_invalidated++;
+	}
 	g->cached = false;
 	g->gen++;
 	g->gen_valid = true;
@@ -431,6 +433,7 @@ unsigned bch_alloc_invalidate_cached(struct bch_allocator *a, unsigned dev, unsi
 		g = bch_bucket_mut(d, b);
 		g->cached = false;
 		d->nr_free_cached--;
+		a->cached_invalidated++;
 		g->gen++;
 		g->gen_valid = true;
 		g->gen_dirty = true;

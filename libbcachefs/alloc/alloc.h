@@ -144,6 +144,13 @@ struct bch_allocator {
 	 * its new gen must be durable before data is written to it.
 	 */
 	bool			took_cached;
+	/*
+	 * Buckets with cached data invalidated since the start: each such
+	 * reuse may leave stale cached pointers behind, which must be gone
+	 * before the bucket's 8-bit gen comes round to theirs again (the
+	 * promote thread sweeps them, fs/promote.h).
+	 */
+	uint64_t		cached_invalidated;
 
 	/* emptied buckets waiting for their journal entry (bch_alloc_user_add) */
 	struct bch_pending_free	*pending;

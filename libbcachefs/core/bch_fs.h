@@ -160,6 +160,8 @@ struct bch_promote_stats {
 	uint64_t		raced;		/* the extent changed first: left alone */
 	uint64_t		full;		/* no room on the promote target */
 	uint64_t		errors;		/* no good copy, no room in the key, ... */
+	uint64_t		sweeps;		/* walks dropping stale cached pointers */
+	uint64_t		swept;		/* extents that lost stale cached pointers */
 	uint64_t		read_sectors[BCH_FS_MAX_DEVS];
 	bool			thread;		/* the mount's promote thread runs */
 	struct bch_promote_thread *t;	/* its queue */

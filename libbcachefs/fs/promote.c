@@ -38,12 +38,19 @@ struct promote_req {
 	unsigned	target;
 };
 
+/* The sweep of stale cached pointers: a chunk under one hold of the engine lock. */
+#define SWEEP_CHUNK_KEYS	4096
+#define SWEEP_CHUNK_NS		(20ULL * 1000 * 1000)
+#define SWEEP_TRANS_KEYS	64
+#define SWEEP_DUTY		3
+
 struct bch_promote_thread {
 	struct bch_worker	w;
 	/* the queue, under w.lock */
 	struct promote_req	q[PROMOTE_QUEUE];
 	unsigned		head, nr;
 	unsigned		logged;
+	uint64_t		swept_at;	/* a->cached_invalidated when the last sweep began */
 };
 
 bool bch_promote_wanted(struct bch_fs *c, unsigned target, const struct bkey_ref *k,
@@ -196,6 +203,121 @@ static void promote_one(struct bch_promote_thread *t, struct bch_mover *m,
 	printbuf_exit(&err);
 }
 
+/* Does @k have a cached pointer made stale by the reuse of its bucket? */
+static bool stale_cached(struct bch_fs *c, const struct bkey_ref *k)
+{
+	struct extent_ptr_iter it;
+	struct extent_ptr_decoded p;
+
+	extent_ptr_iter_init(&it, k);
+	while (extent_ptr_iter_next(&it, &p) > 0)
+		if ((p.ptr.cached || k->k.type == BCH_EXTENT_CACHED) && bch_move_ptr_stale(c, &p.ptr))
+			return true;
+	return false;
+}
+
+/*
+ * One chunk of the sweep from *@pos, engine lock held: each extent with
+ * stale cached pointers is rewritten without them (bch_move_update(),
+ * refused when it changed meanwhile). *@done at the end of the extents.
+ */
+static int sweep_chunk(struct bch_promote_thread *t, struct bch_mover *m, struct bpos_h *pos,
+		       bool *done)
+{
+	struct bch_fs *c = t->w.c;
+	struct printbuf ignore = PRINTBUF, err = PRINTBUF;
+	struct bch_move_drop nodrop = { 0 };
+	struct btree_iter iter;
+	struct btree_trans tr;
+	uint64_t start = bch_now_ns();
+	unsigned n = 0;
+	int ret = 0;
+
+	bch_trans_init(&tr, c);
+	bch_btree_iter_init(&iter, c, BTREE_ID_EXTENTS, *pos, &ignore);
+	iter.skip_bad = true;
+	while (n++ < SWEEP_CHUNK_KEYS && bch_now_ns() - start < SWEEP_CHUNK_NS) {
+		struct bkey_ref *k;
+
+		ret = bch_btree_iter_peek(&iter, &k);
+		if (ret || !k) {
+			*done = true;
+			break;
+		}
+		*pos = k->k.p;
+		if ((k->k.type == BCH_EXTENT || k->k.type == BCH_EXTENT_CACHED) &&
+		    k->v_bytes <= BKEY_EXTENT_VAL_U64s_MAX * 8 && stale_cached(c, k)) {
+			uint64_t v[BKEY_EXTENT_VAL_U64s_MAX];
+			struct bkey_ref copy = *k;
+
+			memcpy(v, k->v, k->v_bytes);
+			copy.v = v;
+			if (!bch_move_update(m, &tr, &copy, &nodrop, NULL, NULL, 0, &err))
+				c->promote.swept++;
+			printbuf_reset(&err);
+			if (tr.nr >= SWEEP_TRANS_KEYS) {
+				ret = bch_trans_commit(&tr, &err);
+				bch_trans_exit(&tr);
+				bch_trans_init(&tr, c);
+				if (ret)
+					break;
+			}
+		}
+		bch_btree_iter_advance(&iter);
+	}
+	bch_btree_iter_exit(&iter);
+	if (!ret && tr.nr)
+		ret = bch_trans_commit(&tr, &err);
+	bch_trans_exit(&tr);
+	printbuf_exit(&ignore);
+	printbuf_exit(&err);
+	return ret;
+}
+
+/*
+ * A bucket's gen is 8 bits: a stale cached pointer into a bucket reused
+ * 128 times more would look current again. So once as many buckets with
+ * cached data were reused as half the buckets of the filesystem (each
+ * bucket taken at most about once meanwhile: the cursor goes round), a
+ * walk over the extents drops the stale cached pointers, a chunk at a time
+ * with pauses three times as long (as copygc and rebalance).
+ */
+static void sweep(struct bch_promote_thread *t, struct bch_mover *m)
+{
+	struct bch_fs *c = t->w.c;
+	struct bpos_h pos = POS_H(0, 0);
+	const struct bch_allocator *a;
+	uint64_t buckets = 0;
+	bool done = false;
+
+	bch_fs_lock(c);
+	a = bch_fs_rw(c) && !bch_fs_writes_stopped(c) ? bch_fs_rw_alloc(c) : NULL;
+	for (unsigned d = 0; a && d < BCH_ALLOC_MAX_DEVS; d++)
+		if (a->devs[d])
+			buckets += a->devs[d]->nbuckets;
+	if (!a || a->cached_invalidated - t->swept_at < max_t(uint64_t, buckets / 2, 1)) {
+		bch_fs_unlock(c);
+		return;
+	}
+	t->swept_at = a->cached_invalidated;
+	c->promote.sweeps++;
+	while (!done) {
+		uint64_t t0 = bch_now_ns(), ns;
+		struct timespec ts;
+
+		if (sweep_chunk(t, m, &pos, &done))
+			break;
+		bch_fs_unlock(c);
+		ns = (bch_now_ns() - t0) * SWEEP_DUTY;
+		ts = (struct timespec) { (time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL) };
+		nanosleep(&ts, NULL);
+		bch_fs_lock(c);
+		if (atomic_load(&t->w.stop) || !bch_fs_rw(c) || bch_fs_writes_stopped(c))
+			break;
+	}
+	bch_fs_unlock(c);
+}
+
 static void *promote_thread_fn(void *arg)
 {
 	struct bch_promote_thread *t = arg;
@@ -218,7 +340,12 @@ static void *promote_thread_fn(void *arg)
 
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_sec++;
-			pthread_cond_timedwait(&t->w.cond, &t->w.lock, &ts);
+			if (pthread_cond_timedwait(&t->w.cond, &t->w.lock, &ts) == ETIMEDOUT) {
+				/* idle: stale cached pointers go when they must */
+				pthread_mutex_unlock(&t->w.lock);
+				sweep(t, &m);
+				pthread_mutex_lock(&t->w.lock);
+			}
 		}
 		if (atomic_load(&t->w.stop)) {
 			pthread_mutex_unlock(&t->w.lock);
@@ -290,8 +417,9 @@ void bch_promote_text(struct bch_fs *c, struct printbuf *out)
 
 	pr_buf(out, "promote_thread %u\npromote_queued %" PRIu64 "\npromote_extents %" PRIu64
 	       "\npromote_sectors %" PRIu64 "\npromote_raced %" PRIu64 "\npromote_full %" PRIu64
-	       "\npromote_errors %" PRIu64 "\n", s->thread ? 1 : 0, s->queued, s->extents,
-	       s->sectors, s->raced, s->full, s->errors);
+	       "\npromote_errors %" PRIu64 "\npromote_sweeps %" PRIu64 "\npromote_swept %" PRIu64
+	       "\n", s->thread ? 1 : 0, s->queued, s->extents, s->sectors, s->raced, s->full,
+	       s->errors, s->sweeps, s->swept);
 	for (unsigned i = 0; i < BCH_FS_MAX_DEVS; i++)
 		if (c->devs[i])
 			pr_buf(out, "read_sectors_dev %u %" PRIu64 "\n", i,

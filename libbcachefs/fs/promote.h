@@ -22,6 +22,10 @@
  * data are taken first, and reusing one bumps its gen, which makes every
  * cached pointer into it stale (skipped by reads, dropped when the extent
  * is next rewritten). So the cache never runs out of room for writes.
+ * Since a bucket's gen is 8 bits, the thread also drops stale cached
+ * pointers in a background walk over the extents once as many buckets
+ * with cached data were reused as half the filesystem's buckets, long
+ * before any bucket's gen can come round to a stale pointer's again.
  */
 #ifndef BCH_FS_PROMOTE_H
 #define BCH_FS_PROMOTE_H

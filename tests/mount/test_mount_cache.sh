@@ -105,6 +105,18 @@ echo "after 192 MiB: ssd data $1 cached $3, hdd data $2, $6 extents promoted"
 for n in 1 2 3 4; do
 	cmp big$n "$mnt/big$n" || fail "big$n reads back wrong (again)"
 done
+# the cache's buckets went round: idle, the promote thread drops the
+# stale cached pointers (before their buckets' 8-bit gens come round)
+i=0
+while :; do
+	"$BCACHEFS" fs usage --json "$mnt" > sw.json || fail "fs usage"
+	set -- $(python3 -c 'import json, sys; p = json.load(open(sys.argv[1]))["promote"]; print(p["stale_sweeps"], p["extents_swept"])' sw.json)
+	[ "$1" -ge 1 ] && [ "$2" -gt 0 ] && break
+	i=$((i + 1))
+	[ $i -lt 40 ] || fail "no sweep of stale cached pointers after 20 s ($1 sweeps, $2 extents)"
+	sleep 0.5
+done
+echo "stale cached pointers: $1 sweeps, $2 extents rewritten without them"
 cmp f1 "$mnt/nc/f1" && cmp k1 "$mnt/k1" || fail "f1 or k1 reads back wrong after the cache was reused"
 unmount_fg c > /dev/null
 grep -q "checksum error" c.log && fail "a read met a checksum error (a cached copy overwritten?)"
