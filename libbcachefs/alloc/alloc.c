@@ -449,7 +449,7 @@ unsigned bch_alloc_invalidate_cached(struct bch_allocator *a, unsigned dev, unsi
 int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsigned *nr,
 			 struct printbuf *err)
 {
-	struct { unsigned dev; uint64_t nfree; } cand[BCH_ALLOC_MAX_DEVS];
+	struct { unsigned dev; uint64_t nclean, nfree; } cand[BCH_ALLOC_MAX_DEVS];
 	unsigned nr_cand = 0, i, j, durability = 0, have = 0;
 	int ret;
 
@@ -464,12 +464,22 @@ int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsi
 			continue;
 		cand[nr_cand].dev = dev;
 		cand[nr_cand].nfree = dev_nr_free(a, d);
+		cand[nr_cand].nclean = cand[nr_cand].nfree - d->nr_free_cached;
 		if (cand[nr_cand].nfree)
 			nr_cand++;
 	}
-	/* most free space first; equal devices in round-robin order (stable) */
+	/*
+	 * Most free buckets without cached data first (then most free; equal
+	 * devices in round-robin order, stable): a node's bucket gets its new
+	 * gen only with the checkpoint that makes the node reachable, and
+	 * until then cached pointers into a reused bucket would look current
+	 * (doc/engine.md §8.5); bch_alloc_bucket() takes a clean one when the
+	 * device has one.
+	 */
 	for (i = 1; i < nr_cand; i++)
-		for (j = i; j && cand[j].nfree > cand[j - 1].nfree; j--) {
+		for (j = i; j && (cand[j].nclean > cand[j - 1].nclean ||
+				  (cand[j].nclean == cand[j - 1].nclean &&
+				   cand[j].nfree > cand[j - 1].nfree)); j--) {
 			typeof(cand[0]) t = cand[j];
 
 			cand[j] = cand[j - 1];
