@@ -35,6 +35,7 @@
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/fs/quota.h"
 #include "libbcachefs/fs/rebalance.h"
+#include "libbcachefs/fs/promote.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/dev/mounted.h"
@@ -622,12 +623,13 @@ struct mount_services {
 	struct bch_ctl			*ctl;
 	struct bch_copygc_thread	*gc;
 	struct bch_rebalance_thread	*rb;
+	struct bch_promote_thread	*pt;
 };
 
 /*
  * The control endpoint (doc/ioctl.md §2: how the online commands reach
  * the mount; without it the mount still works, they do not), and with
- * read-write the copying GC (fs/copygc.h) and rebalance.
+ * read-write the copying GC (fs/copygc.h), rebalance and promote.
  */
 static void mount_services_start(struct mount_services *s, struct bch_fs *c,
 				 const char *mountpoint, bool rw, bool verbose,
@@ -649,6 +651,7 @@ static void mount_services_start(struct mount_services *s, struct bch_fs *c,
 	if (rw) {
 		s->gc = bch_copygc_start(c, verbose ? mount_info : NULL, (void *)fsname);
 		s->rb = bch_rebalance_start(c, verbose ? mount_info : NULL, (void *)fsname);
+		s->pt = bch_promote_start(c, verbose ? mount_info : NULL, (void *)fsname);
 	}
 }
 
@@ -661,6 +664,8 @@ static void mount_services_stop(struct mount_services *s)
 	s->gc = NULL;
 	bch_rebalance_stop(s->rb);
 	s->rb = NULL;
+	bch_promote_stop(s->pt);
+	s->pt = NULL;
 }
 
 /*
@@ -829,6 +834,7 @@ out_signals:
 out:
 	bch_copygc_stop(sv.gc);
 	bch_rebalance_stop(sv.rb);
+	bch_promote_stop(sv.pt);
 	if (se)
 		fuse_session_destroy(se);
 	if (bf && bch_fuse_stop(bf, &err)) {

@@ -70,7 +70,8 @@ static int mark_node(void *arg, const struct btree_node_visit *v)
  * @sectors of extent @k are live (@sign 1) or not any more (-1): the
  * buckets of its dirty, non-stale pointers count them (alloc.h: logical
  * sectors, linear, so an overwrite subtracts exactly what it covers).
- * Cached pointers mark their buckets as cached data (never freed here).
+ * Cached pointers only flag their buckets (bch_alloc_mark_cached()): a
+ * bucket with no dirty data left is free, cached data or not (§8.5).
  */
 static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint64_t sectors,
 			   int sign, uint64_t seq)
@@ -101,13 +102,9 @@ static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint6
 		if (b >= d->nbuckets || gen_after(bch_bucket(d, b)->gen, (uint8_t)p.ptr.gen))
 			continue;	/* outside, or stale: the space is not in use */
 		if (p.ptr.cached || k->k.type == BCH_EXTENT_CACHED) {
-			if (sign > 0) {
-				struct printbuf ignore = PRINTBUF;
-
-				bch_alloc_mark(&rw->a, p.ptr.dev, b, BCH_DATA_CACHED,
-					       p.crc.compressed_size ?: k->k.size, &ignore);
-				printbuf_exit(&ignore);
-			}
+			/* pins nothing: the bucket's next use makes its gen durable first */
+			if (sign > 0)
+				bch_alloc_mark_cached(&rw->a, p.ptr.dev, b);
 			continue;
 		}
 		bch_alloc_user_add(&rw->a, p.ptr.dev, b, sign * (int64_t)sectors, seq);
