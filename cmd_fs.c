@@ -234,6 +234,89 @@ static struct rebalance_usage {
 	uint64_t	passes, extents, recompressed, sectors, errors;
 } rbu;
 
+/*
+ * Reads of file data per device and the cached copies they asked for
+ * (the promote_* and read_sectors_dev lines; have = a mount answered).
+ */
+static struct promote_usage {
+	bool		have, thread;
+	uint64_t	queued, extents, sectors, raced, full, errors, sweeps, swept;
+	bool		have_read[BCH_CTL_USAGE_DEVS_MAX];
+	uint64_t	read_sectors[BCH_CTL_USAGE_DEVS_MAX];
+} pmu;
+
+static void promote_read(const char *msg, struct promote_usage *r)
+{
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "promote_queued",	offsetof(struct promote_usage, queued) },
+		{ "promote_extents",	offsetof(struct promote_usage, extents) },
+		{ "promote_sectors",	offsetof(struct promote_usage, sectors) },
+		{ "promote_raced",	offsetof(struct promote_usage, raced) },
+		{ "promote_full",	offsetof(struct promote_usage, full) },
+		{ "promote_errors",	offsetof(struct promote_usage, errors) },
+		{ "promote_sweeps",	offsetof(struct promote_usage, sweeps) },
+		{ "promote_swept",	offsetof(struct promote_usage, swept) },
+	};
+	const char *p;
+
+	memset(r, 0, sizeof(*r));
+	for (p = msg; *p;) {
+		const char *nl = strchrnul(p, '\n');
+		char name[32];
+		uint64_t v, w;
+		unsigned i;
+
+		if (sscanf(p, "read_sectors_dev %u %" SCNu64, &i, &v) == 2) {
+			if (i < BCH_CTL_USAGE_DEVS_MAX) {
+				r->have_read[i] = true;
+				r->read_sectors[i] = v;
+			}
+		} else if (sscanf(p, "%31s %" SCNu64, name, &w) == 2) {
+			if (!strcmp(name, "promote_thread")) {
+				r->have = true;
+				r->thread = w != 0;
+			}
+			for (i = 0; i < ARRAY_SIZE(f); i++)
+				if (!strcmp(name, f[i].name))
+					*(uint64_t *)((char *)r + f[i].off) = w;
+		}
+		p = *nl ? nl + 1 : nl;
+	}
+}
+
+static void print_promote_text(struct printbuf *out, const struct promote_usage *r)
+{
+	if (!r->thread || !r->queued)
+		return;
+	pr_str(out, "\nPromote since mounted:\n");
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "extents asked for by reads:", r->queued);
+	pr_buf(out, "  %-34s%12" PRIu64 "\n", "cached copies written:", r->extents);
+	pr_buf(out, "  %-34s", "data written:");
+	col(out, r->sectors, 12);
+	pr_char(out, '\n');
+	if (r->full)
+		pr_buf(out, "  %-34s%12" PRIu64 "\n", "no room on the target:", r->full);
+	if (r->raced + r->errors)
+		pr_buf(out, "  %-34s%12" PRIu64 "\n", "not promoted:", r->raced + r->errors);
+}
+
+static void print_promote_json(struct json *j, const struct promote_usage *r)
+{
+	if (!r->have)
+		return;
+	json_obj_begin(j, "promote");
+	json_bool(j, "thread", r->thread);
+	json_u64(j, "extents_asked", r->queued);
+	json_u64(j, "extents_promoted", r->extents);
+	json_u64(j, "bytes_written", r->sectors << 9);
+	json_u64(j, "extents_changed_meanwhile", r->raced);
+	json_u64(j, "no_room", r->full);
+	json_u64(j, "errors", r->errors);
+	json_u64(j, "stale_sweeps", r->sweeps);
+	json_u64(j, "extents_swept", r->swept);
+	json_obj_end(j);
+}
+
 static void rebalance_read(const char *msg, struct rebalance_usage *r)
 {
 	static const struct { const char *name; size_t off; } f[] = {
@@ -516,6 +599,7 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 	print_integrity_text(out, &integ);
 	print_copygc_text(out, &gcu);
 	print_rebalance_text(out, &rbu);
+	print_promote_text(out, &pmu);
 
 	if (nr_re) {
 		pr_buf(out, "\n%-30s%12s%14s\n", "By replicas entry (one copy):", "on disk", "uncompressed");
@@ -567,6 +651,11 @@ static void print_text(struct printbuf *out, const struct bch_sb *sb,
 		       "  capacity:");
 		col(out, d->nr_buckets * d->bucket_size, 12);
 		pr_buf(out, "%12" PRIu64 "\n", d->nr_buckets);
+		if (pmu.thread && rows[i].idx < BCH_CTL_USAGE_DEVS_MAX && pmu.have_read[rows[i].idx]) {
+			pr_buf(out, "%-20s", "  read (files):");
+			col(out, pmu.read_sectors[rows[i].idx], 12);
+			pr_char(out, '\n');
+		}
 	}
 }
 
@@ -658,6 +747,9 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 			json_u64(&j, "reserved", s->dev[rows[i].idx].reserved << 9);
 		json_u64(&j, "available_buckets", d->bucket_size ? avail / d->bucket_size : 0);
 		json_u64(&j, "available", avail << 9);
+		/* file data read from it since the mount (a mount answers) */
+		if (rows[i].idx < BCH_CTL_USAGE_DEVS_MAX && pmu.have_read[rows[i].idx])
+			json_u64(&j, "read_bytes", pmu.read_sectors[rows[i].idx] << 9);
 		json_obj_begin(&j, "data");
 		for (t = BCH_DATA_SB; t < BCH_DATA_NR; t++) {
 			json_obj_begin(&j, type_name(t));
@@ -674,6 +766,7 @@ static void print_json(struct printbuf *out, const struct bch_sb *sb,
 	print_integrity_json(&j, &integ);
 	print_copygc_json(&j, &gcu);
 	print_rebalance_json(&j, &rbu);
+	print_promote_json(&j, &pmu);
 	json_obj_end(&j);
 	pr_char(out, '\n');
 }
@@ -779,6 +872,7 @@ static void fs_usage(const char *arg, bool json)
 	/* the copygc lines came with the space reply (h->msg until the next call) */
 	copygc_read(space->have ? printbuf_str(&h->msg) : "", &gcu);
 	rebalance_read(space->have ? printbuf_str(&h->msg) : "", &rbu);
+	promote_read(space->have ? printbuf_str(&h->msg) : "", &pmu);
 	integrity_read(h, &integ);
 
 	if (json)

@@ -312,6 +312,97 @@ static const struct cmd_def cmd_fsck_def = {
 	.no_args_msg	= "no device given",
 };
 
+/*
+ * Each device not mounted or in use (waited for when it was just
+ * unmounted, its mount process still writing): false, said why, when one
+ * is and @mode would repair; with -n a warning only.
+ */
+static bool fsck_devs_not_mounted(char *devs[], int nr, enum fsck_mode mode)
+{
+	for (int i = 0; i < nr; i++) {
+		int ret = dev_mounted_check_wait(devs[i], DEV_UNMOUNT_WAIT_MS);
+
+		if (ret > 0 && mode != FSCK_NO) {
+			fprintf(stderr, "bcachefs fsck: %s is mounted or in use: refusing to repair it "
+				"(unmount it first, or check only with -n)\n", devs[i]);
+			return false;
+		}
+		if (ret > 0)
+			fprintf(stderr, "bcachefs fsck: warning: %s is mounted or in use: "
+				"results may be inconsistent\n", devs[i]);
+	}
+	return true;
+}
+
+/*
+ * The check of the open filesystem @c, repairs allowed unless @mode is -n
+ * (the engine starts at the first repair: a clean check costs no more
+ * than -n), then the repairs written out; a failed write sets
+ * *@code_extra. The result of bch_fsck_run().
+ */
+static int fsck_run(struct bch_fs *c, struct fsck_state *s, enum fsck_mode mode,
+		    struct fsck_cli *cli, int *code_extra, struct printbuf *err)
+{
+	int ret;
+
+	s->read_only = true;
+	if (mode != FSCK_NO) {
+		int r = bch_fs_rw_on_demand(c, err);
+
+		if (r)
+			fprintf(stderr, "bcachefs fsck: cannot write the filesystem (%s): checking only\n%s",
+				bch_err_str(r), printbuf_str(err));
+		else
+			s->read_only = false;
+		printbuf_reset(err);
+	}
+	ret = bch_fsck_run(c, s, fsck_progress, cli);
+	/* (a start that worked may have said things there too) */
+	if (c->rw_start_err.pos && !c->rw)
+		fprintf(stderr, "bcachefs fsck: the repairs could not start: %s",
+			printbuf_str(&c->rw_start_err));
+	/* the repairs go into the btrees, then the filesystem is marked clean */
+	if (c->rw && bch_fs_rw_stop(c, err)) {
+		fprintf(stderr, "bcachefs fsck: writing the repairs failed: %s", printbuf_str(err));
+		if (s->nr_fixed)
+			fprintf(stderr, "bcachefs fsck: the repairs committed so far are in the journal\n");
+		*code_extra = FSCK_EXIT_ERROR;
+	}
+	return ret;
+}
+
+/* The summary on stdout: the problems by kind, then a line (or JSON). */
+static void fsck_summary_print(struct fsck_state *s, const char *dev, int code,
+			       unsigned nr_missing, bool json)
+{
+	struct printbuf out = PRINTBUF;
+
+	if (json) {
+		struct json j;
+
+		json_init(&j, &out, true);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "device", dev);
+		json_u64(&j, "exit_code", code);
+		json_u64(&j, "members_missing", nr_missing);
+		fsck_summary_to_json(&j, s);
+		json_obj_end(&j);
+	} else {
+		fsck_summary_to_text(&out, s);
+		if (!s->nr_seen)
+			pr_buf(&out, "%s: clean", dev);
+		else
+			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left", dev,
+			       s->nr_seen, s->nr_seen == 1 ? "" : "s", s->nr_fixed, fsck_nr_left(s));
+		if (nr_missing)
+			pr_buf(&out, " (degraded: %u member%s missing, not checked)",
+			       nr_missing, nr_missing == 1 ? "" : "s");
+		pr_char(&out, '\n');
+	}
+	fputs(printbuf_str(&out), stdout);
+	printbuf_exit(&out);
+}
+
 int cmd_fsck(int argc, char *argv[])
 {
 	struct fsck_args a = { .mode = FSCK_ASK };
@@ -351,18 +442,8 @@ int cmd_fsck(int argc, char *argv[])
 		mode = FSCK_NO;
 	}
 
-	for (int i = 0; i < argc; i++) {
-		/* just unmounted, its mount process still writing: waited for */
-		ret = dev_mounted_check_wait(argv[i], DEV_UNMOUNT_WAIT_MS);
-		if (ret > 0 && mode != FSCK_NO) {
-			fprintf(stderr, "bcachefs fsck: %s is mounted or in use: refusing to repair it "
-				"(unmount it first, or check only with -n)\n", argv[i]);
-			return FSCK_EXIT_ERROR;
-		}
-		if (ret > 0)
-			fprintf(stderr, "bcachefs fsck: warning: %s is mounted or in use: "
-				"results may be inconsistent\n", argv[i]);
-	}
+	if (!fsck_devs_not_mounted(argv, argc, mode))
+		return FSCK_EXIT_ERROR;
 
 	signal(SIGINT, fsck_sigint);
 	fsck_state_init(&s, mode, &(struct fsck_ops) { fsck_report, fsck_ask, &cli });
@@ -401,30 +482,7 @@ int cmd_fsck(int argc, char *argv[])
 	if (ret > 0) {
 		ret = 0;		/* uninitialised and left so: nothing to check */
 	} else if (!ret) {
-		s.read_only = true;
-		if (mode != FSCK_NO) {
-			/* the engine starts at the first repair: a clean check costs no more than -n */
-			int r = bch_fs_rw_on_demand(c, &err);
-
-			if (r)
-				fprintf(stderr, "bcachefs fsck: cannot write the filesystem (%s): checking only\n%s",
-					bch_err_str(r), printbuf_str(&err));
-			else
-				s.read_only = false;
-			printbuf_reset(&err);
-		}
-		ret = bch_fsck_run(c, &s, fsck_progress, &cli);
-		/* (a start that worked may have said things there too) */
-		if (c->rw_start_err.pos && !c->rw)
-			fprintf(stderr, "bcachefs fsck: the repairs could not start: %s",
-				printbuf_str(&c->rw_start_err));
-		/* the repairs go into the btrees, then the filesystem is marked clean */
-		if (c->rw && bch_fs_rw_stop(c, &err)) {
-			fprintf(stderr, "bcachefs fsck: writing the repairs failed: %s", printbuf_str(&err));
-			if (s.nr_fixed)
-				fprintf(stderr, "bcachefs fsck: the repairs committed so far are in the journal\n");
-			code_extra = FSCK_EXIT_ERROR;
-		}
+		ret = fsck_run(c, &s, mode, &cli, &code_extra, &err);
 	}
 	if (c)
 		bch_fs_close(c);
@@ -437,31 +495,7 @@ int cmd_fsck(int argc, char *argv[])
 		code |= FSCK_EXIT_ERROR;
 	}
 
-	struct printbuf out = PRINTBUF;
-	if (cli.json) {
-		struct json j;
-
-		json_init(&j, &out, true);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "device", argv[0]);
-		json_u64(&j, "exit_code", code);
-		json_u64(&j, "members_missing", nr_missing);
-		fsck_summary_to_json(&j, &s);
-		json_obj_end(&j);
-	} else {
-		fsck_summary_to_text(&out, &s);
-		if (!s.nr_seen)
-			pr_buf(&out, "%s: clean", argv[0]);
-		else
-			pr_buf(&out, "%s: %lu problem%s found, %lu fixed, %lu left", argv[0],
-			       s.nr_seen, s.nr_seen == 1 ? "" : "s", s.nr_fixed, fsck_nr_left(&s));
-		if (nr_missing)
-			pr_buf(&out, " (degraded: %u member%s missing, not checked)",
-			       nr_missing, nr_missing == 1 ? "" : "s");
-		pr_char(&out, '\n');
-	}
-	fputs(printbuf_str(&out), stdout);
-	printbuf_exit(&out);
+	fsck_summary_print(&s, argv[0], code, nr_missing, cli.json);
 	printbuf_exit(&err);
 	free(cli.asked);
 	return code;

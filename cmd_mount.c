@@ -35,6 +35,7 @@
 #include "libbcachefs/fs/fs.h"
 #include "libbcachefs/fs/quota.h"
 #include "libbcachefs/fs/rebalance.h"
+#include "libbcachefs/fs/promote.h"
 #include "libbcachefs/mount/ctl.h"
 #include "libbcachefs/mount/fuse.h"
 #include "libbcachefs/dev/mounted.h"
@@ -430,6 +431,291 @@ static const struct cmd_def cmd_mount_def = {
 	.help_col	= 30,
 };
 
+/*
+ * The mount point, absolute (the daemon changes to "/" and unmounts by
+ * this name); a mount point that is not a directory ends the command.
+ */
+static const char *mount_point(const char *arg, char real[PATH_MAX])
+{
+	const char *mountpoint = arg;
+	struct stat st;
+
+	if (realpath(arg, real))
+		mountpoint = real;
+	errno = 0;
+	if (stat(mountpoint, &st) || !S_ISDIR(st.st_mode))
+		die("mount point %s: %s; nothing mounted", arg,
+		    errno ? strerror(errno) : "not a directory");
+	return mountpoint;
+}
+
+/*
+ * The devices of @devlist (split at ':' in place) into *@devs; the mount's
+ * source names them by real path, joined by ':' (@fsname). False (said
+ * why) when one is not found or already in use.
+ */
+static bool mount_devices(char *devlist, const char *arg, char ***devs, unsigned *nr_devs,
+			  struct printbuf *fsname)
+{
+	char *save = NULL, *tok;
+
+	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
+		char real[PATH_MAX];
+
+		if (*nr_devs >= BCH_FS_MAX_DEVS)
+			cmd_usage_error(NULL, "more than %u devices", BCH_FS_MAX_DEVS);
+		*devs = xrealloc(*devs, (*nr_devs + 1) * sizeof(**devs));
+		(*devs)[(*nr_devs)++] = tok;
+		if (!realpath(tok, real)) {
+			cmd_open_failed(tok, -errno, NULL, "; nothing mounted");
+			return false;
+		}
+		if (fsname->pos)
+			pr_char(fsname, ':');
+		pr_str(fsname, real);
+		if (dev_mounted_check_wait(tok, DEV_UNMOUNT_WAIT_MS) == 1) {
+			fprintf(stderr, "bcachefs: %s is already mounted or in use; not mounted again\n", tok);
+			return false;
+		}
+	}
+	if (!*nr_devs)
+		cmd_usage_error(NULL, "no device given in \"%s\"", arg);
+	return true;
+}
+
+/*
+ * A btree root or interior node with no copy that verifies: never an
+ * empty or wrong tree. Nothing mounted (false), or with -o ro or
+ * -o degraded mounted read-only, serving what verifies.
+ */
+static bool mount_check_interior(struct bch_fs *c, struct bch_fs_opts *fo, const char *src)
+{
+	if (!bch_btree_verify_interior(c))
+		return true;
+	if (c->integ.panic || (!fo->read_only && !fo->degraded)) {
+		fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies "
+			"(said above): run bcachefs fsck -f, or mount with -o ro to read what verifies%s; "
+			"nothing mounted\n", src,
+			c->integ.panic ? " (with errors=continue: errors=panic ends the mount)" : "");
+		return false;
+	}
+	if (!fo->read_only)
+		fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies: "
+			"mounted read-only, serving what verifies; run bcachefs fsck -f\n", src);
+	fo->read_only = c->opts.read_only = true;
+	return true;
+}
+
+/*
+ * Read-write: the engine started (the journal replayed, every bucket in
+ * use marked), and @bo set for the write operations; damage found while
+ * starting makes the mount read-only (or, with errors=panic, nothing is
+ * mounted: false).
+ */
+static bool mount_rw_start(struct bch_fs *c, struct bch_fs_opts *fo, struct bch_fuse_opts *bo,
+			   const char *src, const char *fsname, struct printbuf *err)
+{
+	int ret;
+
+	/*
+	 * the nodes read so far are read again by the start (every node):
+	 * a bad copy found before the engine could write is rewritten now
+	 */
+	bch_btree_cache_exit(c);
+	/* the journal replayed, every bucket in use marked: writable */
+	ret = bch_fs_rw_start(c, err);
+	if (ret) {
+		fputs(printbuf_str(err), stderr);
+		fprintf(stderr, "bcachefs: cannot mount %s read-write: %s; nothing mounted "
+			"(-o ro mounts it read-only)\n", src, bch_err_str(ret));
+		return false;
+	}
+	if (c->integ.panic) {
+		fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above) and errors=panic: "
+			"run bcachefs fsck; nothing mounted\n", src);
+		bch_fs_rw_mark_damaged(c, err);	/* for the next fsck */
+		bch_btree_rw_free(c);	/* nothing else was written: nothing to stop */
+		return false;
+	}
+	if (bch_fs_writes_stopped(c)) {
+		/* nothing written but "not clean": the engine goes, the mount is read-only */
+		bch_fs_rw_mark_damaged(c, err);
+		bch_btree_rw_free(c);
+		fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above): mounted read-only "
+			"(errors=%s); run bcachefs fsck\n", src,
+			bch_fs_error_action_str(c->integ.action));
+		fo->read_only = c->opts.read_only = true;
+	} else {
+		bch_fs_rw_set_batch(c, true);
+		bo->rw = true;
+		version_upgrade(c, fsname);
+	}
+	return true;
+}
+
+/*
+ * Quotas (format --usrquota..., -o usrquota...): usage counted from the
+ * inodes now, then kept and enforced by every commit (fs/quota.h). False:
+ * nothing mounted (said why).
+ */
+static bool mount_quota_start(struct bch_fs *c, unsigned types, const char *src,
+			      struct printbuf *err)
+{
+	int ret = bch_quota_start(c, bch_quota_sb_types(c) | types, err);
+
+	if (ret) {
+		fputs(printbuf_str(err), stderr);
+		fprintf(stderr, "bcachefs: %s: cannot count quotas: %s; nothing mounted "
+			"(run bcachefs fsck)\n", src, bch_err_str(ret));
+		return false;
+	}
+	return true;
+}
+
+/* "-o VALUE" into libfuse's arguments. */
+static void add_opt(struct fuse_args *args, const char *value)
+{
+	add_arg(args, "-o");
+	add_arg(args, value);
+}
+
+/* libfuse's arguments: read-only or not, max_read, fsname, allow_other, the rest of -o. */
+static void mount_fuse_args(struct fuse_args *args, const struct mount_cli *cli,
+			    struct bch_fuse_opts *bo, const char *fsname,
+			    struct printbuf *fuse_opts)
+{
+	struct printbuf opt = PRINTBUF;
+
+	add_arg(args, "bcachefs");
+	add_opt(args, cli->fo.read_only ? "ro,default_permissions,subtype=bcachefs"
+				       : "rw,default_permissions,subtype=bcachefs");
+	/*
+	 * Reads of up to 1 MiB by default (the most the kernel sends in one
+	 * request when libfuse asks for 256 pages): each request is a round
+	 * trip, so the fewer the better. libfuse wants the same in the mount
+	 * option and from init (fuse.c).
+	 */
+	if (!bo->max_read)
+		bo->max_read = 1 << 20;
+	pr_buf(&opt, "max_read=%u", bo->max_read);
+	add_opt(args, printbuf_str(&opt));
+	printbuf_reset(&opt);
+	pr_str(&opt, "fsname=");
+	pr_opt_escaped(&opt, fsname);
+	add_opt(args, printbuf_str(&opt));
+	printbuf_exit(&opt);
+	/*
+	 * Mounted by root (fstab, mount -t bcachefs): every user may use it,
+	 * with the kernel checking permissions (default_permissions), as for
+	 * a kernel filesystem. A user's own mount (through fusermount3) keeps
+	 * FUSE's default: only that user. -o noallow_other / allow_other
+	 * choose.
+	 */
+	if (cli->mo.allow_other_set ? cli->mo.allow_other : geteuid() == 0)
+		add_opt(args, "allow_other");
+	if (fuse_opts->pos)
+		add_opt(args, printbuf_str(fuse_opts));
+}
+
+/* What runs beside the FUSE loop: threads, so started after daemonizing. */
+struct mount_services {
+	struct bch_admin		*adm;
+	struct bch_ctl			*ctl;
+	struct bch_copygc_thread	*gc;
+	struct bch_rebalance_thread	*rb;
+	struct bch_promote_thread	*pt;
+};
+
+/*
+ * The control endpoint (doc/ioctl.md §2: how the online commands reach
+ * the mount; without it the mount still works, they do not), and with
+ * read-write the copying GC (fs/copygc.h), rebalance and promote.
+ */
+static void mount_services_start(struct mount_services *s, struct bch_fs *c,
+				 const char *mountpoint, bool rw, bool verbose,
+				 const char *fsname)
+{
+	struct printbuf err = PRINTBUF;
+
+	s->adm = bch_admin_new(c, true);
+	if (!bch_fuse_mount_dev(mountpoint, &s->adm->mount_dev))
+		s->adm->mount_dev = 0;
+	if (bch_ctl_start(s->adm, &s->ctl, &err)) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "no control socket (online commands will not reach this mount): %s",
+			 printbuf_str(&err));
+		mount_log((void *)fsname, msg);
+	}
+	printbuf_exit(&err);
+	if (rw) {
+		s->gc = bch_copygc_start(c, verbose ? mount_info : NULL, (void *)fsname);
+		s->rb = bch_rebalance_start(c, verbose ? mount_info : NULL, (void *)fsname);
+		s->pt = bch_promote_start(c, verbose ? mount_info : NULL, (void *)fsname);
+	}
+}
+
+/* No more requests; the data jobs stop after their current extent. */
+static void mount_services_stop(struct mount_services *s)
+{
+	bch_ctl_stop(s->ctl);
+	s->ctl = NULL;
+	bch_copygc_stop(s->gc);
+	s->gc = NULL;
+	bch_rebalance_stop(s->rb);
+	s->rb = NULL;
+	bch_promote_stop(s->pt);
+	s->pt = NULL;
+}
+
+/*
+ * After the session: everything written and the filesystem marked clean,
+ * or, after damage was found, nothing more written. False when the
+ * unmount failed (logged) or errors=panic ended it.
+ */
+static bool mount_write_out(struct bch_fs *c, struct bch_fuse *bf, void *log_arg,
+			    struct printbuf *err)
+{
+	int ret;
+
+	if (bf && (c->integ.panic || (c->rw && bch_fs_writes_stopped(c)))) {
+		/* the journal was written when the damage was found (fuse.c): nothing more */
+		mount_log(log_arg,
+			  c->integ.panic ? "stopped after damage was found (errors=panic): nothing more written; "
+					   "the next fsck or mount replays the journal; run bcachefs fsck"
+					 : "unmounted without writing the btrees (read-only since damage was found); "
+					   "the next fsck or mount replays the journal; run bcachefs fsck");
+		return !c->integ.panic;
+	}
+	if (!c->rw)
+		return true;
+	/* everything written, the filesystem marked clean */
+	ret = bch_fs_rw_stop(c, err);
+	if (ret) {
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "unmount: writing the filesystem out failed (%s): %s",
+			 bch_err_str(ret), printbuf_str(err));
+		mount_log(log_arg, msg);
+		return false;
+	}
+	return true;
+}
+
+/* --verbose at the end: what the read-ahead worker and the copying GC did. */
+static void mount_stats(struct bch_fuse *bf, struct bch_fs *c, bool rw)
+{
+	unsigned long nr_done, nr_taken, nr_served;
+
+	bch_fuse_read_ahead_stats(bf, &nr_done, &nr_taken, &nr_served);
+	fprintf(stderr, "read ahead: %lu regions read, %lu reads served from them, %lu taken over\n",
+		nr_done, nr_served, nr_taken);
+	if (c && rw)
+		fprintf(stderr, "copygc: %" PRIu64 " passes, %" PRIu64 " buckets emptied, %" PRIu64
+			" extents (%" PRIu64 " sectors) moved\n", c->copygc.passes,
+			c->copygc.buckets, c->copygc.extents, c->copygc.sectors);
+}
+
 int cmd_mount(int argc, char *argv[])
 {
 	struct mount_cli cli = {
@@ -440,14 +726,11 @@ int cmd_mount(int argc, char *argv[])
 	/* direct I/O by default: bench/20-mount-read.sh, ~2x kernel_cache */
 	struct bch_fuse_opts bo = { .kernel_cache = false, .cache_auto = true };
 	struct bch_fuse *bf = NULL;
-	struct bch_admin *adm = NULL;
-	struct bch_ctl *ctl = NULL;
-	struct bch_copygc_thread *gc = NULL;
-	struct bch_rebalance_thread *rb = NULL;
+	struct mount_services sv = { 0 };
 	struct fuse_session *se = NULL;
 	struct bch_fs *c = NULL;
-	char **devs = NULL, *devlist, *save = NULL, *tok, *mountpoint, mnt_real[PATH_MAX];
-	struct stat mnt_st;
+	char **devs = NULL, *devlist, mnt_real[PATH_MAX];
+	const char *mountpoint;
 	unsigned nr_devs = 0;
 	int ret, code = EXIT_FAIL, optind;
 
@@ -462,37 +745,9 @@ int cmd_mount(int argc, char *argv[])
 		cmd_usage_error(NULL, "-o norecovery: the journal is not written back, "
 				"so the mount must be read-only: add -o ro");
 	devlist = xstrdup(argv[optind]);
-	mountpoint = argv[optind + 1];
-	/* absolute: the daemon changes to "/" and unmounts by this name */
-	if (realpath(mountpoint, mnt_real))
-		mountpoint = mnt_real;
-	errno = 0;
-	if (stat(mountpoint, &mnt_st) || !S_ISDIR(mnt_st.st_mode))
-		die("mount point %s: %s; nothing mounted", argv[optind + 1],
-		    errno ? strerror(errno) : "not a directory");
-
-	/* the devices; the mount's source names them by real path, joined by ':' */
-	for (tok = strtok_r(devlist, ":", &save); tok; tok = strtok_r(NULL, ":", &save)) {
-		char real[PATH_MAX];
-
-		if (nr_devs >= BCH_FS_MAX_DEVS)
-			cmd_usage_error(NULL, "more than %u devices", BCH_FS_MAX_DEVS);
-		devs = xrealloc(devs, (nr_devs + 1) * sizeof(*devs));
-		devs[nr_devs++] = tok;
-		if (!realpath(tok, real)) {
-			cmd_open_failed(tok, -errno, NULL, "; nothing mounted");
-			goto out;
-		}
-		if (fsname.pos)
-			pr_char(&fsname, ':');
-		pr_str(&fsname, real);
-		if (dev_mounted_check_wait(tok, DEV_UNMOUNT_WAIT_MS) == 1) {
-			fprintf(stderr, "bcachefs: %s is already mounted or in use; not mounted again\n", tok);
-			goto out;
-		}
-	}
-	if (!nr_devs)
-		cmd_usage_error(NULL, "no device given in \"%s\"", argv[optind]);
+	mountpoint = mount_point(argv[optind + 1], mnt_real);
+	if (!mount_devices(devlist, argv[optind], &devs, &nr_devs, &fsname))
+		goto out;
 
 	/* a daemon that allocates and frees leaf-sized arrays all the time */
 	bch_heap_tune();
@@ -511,114 +766,23 @@ int cmd_mount(int argc, char *argv[])
 	/* damage found from now on: a line each (core/integrity.h) */
 	c->integ.log = mount_log;
 	c->integ.log_arg = (void *)printbuf_str(&fsname);
-	if (bch_btree_verify_interior(c)) {
-		/* never an empty or wrong tree: nothing mounted, or read-only */
-		if (c->integ.panic || (!cli.fo.read_only && !cli.fo.degraded)) {
-			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies "
-				"(said above): run bcachefs fsck -f, or mount with -o ro to read what verifies%s; "
-				"nothing mounted\n", argv[optind],
-				c->integ.panic ? " (with errors=continue: errors=panic ends the mount)" : "");
-			goto out;
-		}
-		if (!cli.fo.read_only)
-			fprintf(stderr, "bcachefs: %s: a btree root or interior node has no copy that verifies: "
-				"mounted read-only, serving what verifies; run bcachefs fsck -f\n", argv[optind]);
-		cli.fo.read_only = c->opts.read_only = true;
-	}
+	if (!mount_check_interior(c, &cli.fo, argv[optind]))
+		goto out;
 	/* stale cached copies are judged by the alloc btree's bucket gens */
 	ret = bch_btree_read_bucket_gens(c, &err);
 	if (ret)
 		fprintf(stderr, "bcachefs mount: cannot read bucket generations (%s); cached copies are trusted\n",
 			bch_err_str(ret));
 	printbuf_reset(&err);
-	if (!cli.fo.read_only) {
-		/*
-		 * the nodes read so far are read again by the start (every node):
-		 * a bad copy found before the engine could write is rewritten now
-		 */
-		bch_btree_cache_exit(c);
-		/* the journal replayed, every bucket in use marked: writable */
-		ret = bch_fs_rw_start(c, &err);
-		if (ret) {
-			fputs(printbuf_str(&err), stderr);
-			fprintf(stderr, "bcachefs: cannot mount %s read-write: %s; nothing mounted "
-				"(-o ro mounts it read-only)\n", argv[optind], bch_err_str(ret));
-			goto out;
-		}
-		if (c->integ.panic) {
-			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above) and errors=panic: "
-				"run bcachefs fsck; nothing mounted\n", argv[optind]);
-			bch_fs_rw_mark_damaged(c, &err);	/* for the next fsck */
-			bch_btree_rw_free(c);	/* nothing else was written: nothing to stop */
-			goto out;
-		}
-		if (bch_fs_writes_stopped(c)) {
-			/* nothing written but "not clean": the engine goes, the mount is read-only */
-			bch_fs_rw_mark_damaged(c, &err);
-			bch_btree_rw_free(c);
-			fprintf(stderr, "bcachefs: %s: damaged btree nodes (said above): mounted read-only "
-				"(errors=%s); run bcachefs fsck\n", argv[optind],
-				bch_fs_error_action_str(c->integ.action));
-			cli.fo.read_only = c->opts.read_only = true;
-		} else {
-			bch_fs_rw_set_batch(c, true);
-			bo.rw = true;
-			version_upgrade(c, printbuf_str(&fsname));
-		}
-	}
-
-	/*
-	 * Quotas (format --usrquota..., -o usrquota...): usage counted from
-	 * the inodes now, then kept and enforced by every commit (fs/quota.h)
-	 */
-	printbuf_reset(&err);
-	ret = bch_quota_start(c, bch_quota_sb_types(c) | cli.fo.quota_types, &err);
-	if (ret) {
-		fputs(printbuf_str(&err), stderr);
-		fprintf(stderr, "bcachefs: %s: cannot count quotas: %s; nothing mounted "
-			"(run bcachefs fsck)\n", argv[optind], bch_err_str(ret));
+	if (!cli.fo.read_only &&
+	    !mount_rw_start(c, &cli.fo, &bo, argv[optind], printbuf_str(&fsname), &err))
 		goto out;
-	}
 
-	/* libfuse's arguments */
-	add_arg(&args, "bcachefs");
-	add_arg(&args, "-o");
-	add_arg(&args, cli.fo.read_only ? "ro,default_permissions,subtype=bcachefs"
-				    : "rw,default_permissions,subtype=bcachefs");
-	/*
-	 * Reads of up to 1 MiB by default (the most the kernel sends in one
-	 * request when libfuse asks for 256 pages): each request is a round
-	 * trip, so the fewer the better. libfuse wants the same in the mount
-	 * option and from init (fuse.c).
-	 */
-	if (!bo.max_read)
-		bo.max_read = 1 << 20;
 	printbuf_reset(&err);
-	pr_buf(&err, "max_read=%u", bo.max_read);
-	add_arg(&args, "-o");
-	add_arg(&args, printbuf_str(&err));
+	if (!mount_quota_start(c, cli.fo.quota_types, argv[optind], &err))
+		goto out;
+	mount_fuse_args(&args, &cli, &bo, printbuf_str(&fsname), &fuse_opts);
 	printbuf_reset(&err);
-	pr_str(&err, "fsname=");
-	pr_opt_escaped(&err, printbuf_str(&fsname));
-	add_arg(&args, "-o");
-	add_arg(&args, printbuf_str(&err));
-	printbuf_reset(&err);
-	/*
-	 * Mounted by root (fstab, mount -t bcachefs): every user may use it,
-	 * with the kernel checking permissions (default_permissions), as for
-	 * a kernel filesystem. A user's own mount (through fusermount3) keeps
-	 * FUSE's default: only that user. -o noallow_other / allow_other
-	 * choose.
-	 */
-	if (cli.mo.allow_other_set ? cli.mo.allow_other : geteuid() == 0) {
-		add_arg(&args, "-o");
-		add_arg(&args, "allow_other");
-	}
-	if (fuse_opts.pos) {
-		add_arg(&args, "-o");
-		add_arg(&args, printbuf_str(&fuse_opts));
-	}
-
 	if (bo.kernel_cache) {
 		bo.mountpoint = mountpoint;
 		bo.readahead_kb = max_t(unsigned, 1024, bo.max_read >> 9);
@@ -651,37 +815,9 @@ int cmd_mount(int argc, char *argv[])
 		log_to_syslog = true;
 	}
 
-	/*
-	 * The control endpoint (issue 12): a thread, so after daemonizing.
-	 * Without it the mount still works; the online commands do not.
-	 */
-	adm = bch_admin_new(c, true);
-	if (!bch_fuse_mount_dev(mountpoint, &adm->mount_dev))
-		adm->mount_dev = 0;
-	printbuf_reset(&err);
-	if (bch_ctl_start(adm, &ctl, &err)) {
-		char msg[512];
-
-		snprintf(msg, sizeof(msg), "no control socket (online commands will not reach this mount): %s",
-			 printbuf_str(&err));
-		mount_log(bo.log_arg, msg);
-	}
-
-	/* the copying GC (fs/copygc.h): a thread, so after daemonizing */
-	if (bo.rw) {
-		gc = bch_copygc_start(c, cli.fo.verbose ? mount_info : NULL, (void *)printbuf_str(&fsname));
-		rb = bch_rebalance_start(c, cli.fo.verbose ? mount_info : NULL,
-					 (void *)printbuf_str(&fsname));
-	}
-
+	mount_services_start(&sv, c, mountpoint, bo.rw, cli.fo.verbose, printbuf_str(&fsname));
 	ret = fuse_session_loop(se);
-	/* no more requests; the data jobs stop after their current extent */
-	bch_ctl_stop(ctl);
-	ctl = NULL;
-	bch_copygc_stop(gc);
-	gc = NULL;
-	bch_rebalance_stop(rb);
-	rb = NULL;
+	mount_services_stop(&sv);
 	/* > 0: ended by a signal (SIGTERM, SIGINT, SIGHUP): a normal unmount */
 	if (ret < 0) {
 		char msg[160];
@@ -696,8 +832,9 @@ out_unmount:
 out_signals:
 	fuse_remove_signal_handlers(se);
 out:
-	bch_copygc_stop(gc);
-	bch_rebalance_stop(rb);
+	bch_copygc_stop(sv.gc);
+	bch_rebalance_stop(sv.rb);
+	bch_promote_stop(sv.pt);
 	if (se)
 		fuse_session_destroy(se);
 	if (bf && bch_fuse_stop(bf, &err)) {
@@ -705,41 +842,13 @@ out:
 		code = EXIT_FAIL;
 	}
 	printbuf_reset(&err);
-	if (c && bf && (c->integ.panic || (c->rw && bch_fs_writes_stopped(c)))) {
-		/* the journal was written when the damage was found (fuse.c): nothing more */
-		mount_log(bo.log_arg ? bo.log_arg : (void *)"bcachefs",
-			  c->integ.panic ? "stopped after damage was found (errors=panic): nothing more written; "
-					   "the next fsck or mount replays the journal; run bcachefs fsck"
-					 : "unmounted without writing the btrees (read-only since damage was found); "
-					   "the next fsck or mount replays the journal; run bcachefs fsck");
-		if (c->integ.panic)
-			code = EXIT_FAIL;
-	} else if (c && c->rw) {
-		/* everything written, the filesystem marked clean */
-		ret = bch_fs_rw_stop(c, &err);
-		if (ret) {
-			char msg[256];
-
-			snprintf(msg, sizeof(msg), "unmount: writing the filesystem out failed (%s): %s",
-				 bch_err_str(ret), printbuf_str(&err));
-			mount_log(bo.log_arg ? bo.log_arg : (void *)"bcachefs", msg);
-			code = EXIT_FAIL;
-		}
-	}
-	if (bf && cli.fo.verbose) {
-		unsigned long nr_done, nr_taken, nr_served;
-
-		bch_fuse_read_ahead_stats(bf, &nr_done, &nr_taken, &nr_served);
-		fprintf(stderr, "read ahead: %lu regions read, %lu reads served from them, %lu taken over\n",
-			nr_done, nr_served, nr_taken);
-		if (c && bo.rw)
-			fprintf(stderr, "copygc: %" PRIu64 " passes, %" PRIu64 " buckets emptied, %" PRIu64
-				" extents (%" PRIu64 " sectors) moved\n", c->copygc.passes,
-				c->copygc.buckets, c->copygc.extents, c->copygc.sectors);
-	}
+	if (c && !mount_write_out(c, bf, bo.log_arg ? bo.log_arg : (void *)"bcachefs", &err))
+		code = EXIT_FAIL;
+	if (bf && cli.fo.verbose)
+		mount_stats(bf, c, bo.rw);
 	bch_fuse_free(bf);
 	/* after the read-ahead worker: it may hold a device taken out (admin.h) */
-	bch_admin_free(adm);
+	bch_admin_free(sv.adm);
 	if (c) {
 		bch_quota_stop(c);
 		bch_fs_close(c);

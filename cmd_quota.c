@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bcachefs quota report / quota set (issue 21 part 4). FUSE has no
+ * bcachefs quota report / quota set (doc/engine.md §12, Quotas). FUSE has no
  * quotactl: the mount answers the extended attributes of its root
  * directory "bcachefs_quota.report" (get) and "bcachefs_quota.TYPE.ID"
  * (set), and these commands are their front end; `quota report` of an

@@ -4,7 +4,7 @@
 # mkfs.ext4 -q on the same sizes; then format --source of a 50k-file tree
 # (200 MiB) against mkfs.ext4 -d of the same tree. Best of BENCH_RUNS
 # (default 3) runs, wall clock, a fresh image each run (its creation not
-# timed). Targets (issue 3): format flat in the device size and <=
+# timed). Targets: format flat in the device size and <=
 # mkfs.btrfs at every size; --source throughput >= mkfs.ext4 -d.
 # mkfs.xfs/mkfs.btrfs come from `sh tests/deps.sh --bench` (skipped if absent).
 set -u

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Online data movement (issue 12, done-means 6): `data rereplicate` and
+# Online data movement: `data rereplicate` and
 # `device evacuate` of BENCH_ONLINE_MB (1024) MiB in many files, against a
 # plain `cp -a` of the same tree within the same mount, in the same run.
 # (Target: each within 1.5x of the cp -a.) Each moves the same bytes the

@@ -1,5 +1,5 @@
 #!/bin/sh
-# sqlite, the fsync-heavy application (issue 23): BENCH_SQLITE_N (5000)
+# sqlite, the fsync-heavy application: BENCH_SQLITE_N (5000)
 # one-row transactions (each one commit, so fsyncs), in rollback-journal
 # (DELETE) and WAL mode, through our mount, fuse2fs on an ext4 image, and
 # kernel ext4 over a loop device: seconds, lower is better, best of

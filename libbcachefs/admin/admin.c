@@ -25,6 +25,7 @@
 #include "admin/data_job.h"
 #include "fs/copygc.h"
 #include "fs/rebalance.h"
+#include "fs/promote.h"
 #include "dev/dev.h"
 #include "util/errcode.h"
 #include "bkey/extents.h"
@@ -74,7 +75,7 @@ int bch_fs_query_uuid(struct bch_fs *c, struct bch_ioctl_query_uuid *u)
 /* ---- USAGE ---------------------------------------------------------------- */
 
 /*
- * One accounting (issue 23): the space totals (capacity, used, reserved,
+ * One accounting (doc/ioctl.md §9.2): the space totals (capacity, used, reserved,
  * available) and the buckets of each type come from the allocator that
  * decides what can be allocated (the running engine's when it runs, so that
  * statfs says the same); the sectors of each kind of data from a walk of
@@ -96,6 +97,11 @@ struct usage_walk {
 	uint64_t		disk[BCH_DATA_NR][BCH_REPLICAS_MAX];
 	uint64_t		uncompressed[BCH_DATA_NR][BCH_REPLICAS_MAX];
 	uint64_t		persistent_reserved[BCH_REPLICAS_MAX];
+	/*
+	 * cached data on disk per device: counted apart, as a bucket often
+	 * holds dirty data and cached copies together (engine.md §8.5)
+	 */
+	uint64_t		dev_cached[BCH_FS_MAX_DEVS];
 	struct usage_entry	*e;
 	size_t			nr_e;
 };
@@ -203,8 +209,10 @@ static void usage_extent(struct usage_walk *w, const struct bkey_ref *k)
 		if (bucket_gen_now(c, p.ptr.dev, b, &gen) && gen_after(gen, p.ptr.gen)) {
 			if (cached)
 				continue;	/* stale: its space is not in use */
+		} else if (cached) {
+			w->dev_cached[p.ptr.dev] += ds;
 		} else {
-			bch_alloc_mark(&w->a, p.ptr.dev, b, cached ? BCH_DATA_CACHED : BCH_DATA_USER,
+			bch_alloc_mark(&w->a, p.ptr.dev, b, BCH_DATA_USER,
 				       (unsigned)min_t(uint64_t, ds, UINT32_MAX), &w->ignore);
 			printbuf_reset(&w->ignore);
 		}
@@ -314,6 +322,7 @@ static void usage_dev(struct bch_fs *c, const struct usage_walk *w, const struct
 			if (g[j].data_type && g[j].data_type < BCH_DATA_NR)
 				d->sectors[g[j].data_type] += g[j].dirty_sectors;
 	}
+	d->sectors[BCH_DATA_CACHED] = i < BCH_FS_MAX_DEVS ? w->dev_cached[i] : 0;
 }
 
 int bch_fs_usage(struct bch_fs *c, struct bch_ioctl_usage *u, struct printbuf *msg)
@@ -635,6 +644,7 @@ int bch_admin_ioctl(struct bch_admin *a, const struct bch_admin_call *call,
 		if (!ret) {
 			bch_copygc_text(c, &out->msg);
 			bch_rebalance_text(c, &out->msg);
+			bch_promote_text(c, &out->msg);
 		}
 		break;
 	case BCH_CTL_JOURNAL_FLUSH:

@@ -431,6 +431,139 @@ static void journal_field_set(struct bch_sb **sb, const uint64_t *buckets, unsig
 	free(j);
 }
 
+/*
+ * May the device of superblock @nsb (open as @io) join @c? Its own member
+ * record (*@nm_out), the filesystem's block size, buckets of a btree node
+ * at least, the size its superblock says, and not a member already (the
+ * same device, or a member of the same uuid).
+ */
+static int disk_add_check(struct bch_fs *c, struct bch_devio *io, const struct bch_sb *nsb,
+			  const char *path, const struct bch_member **nm_out, struct printbuf *msg)
+{
+	const struct bch_member *nm = bch_sb_member(nsb, nsb->dev_idx);
+
+	if (!nm || !bch_member_exists(nm)) {
+		pr_buf(msg, "%s: its superblock has no member record of its own", path);
+		return -EINVAL;
+	}
+	if (le16_to_cpu(nsb->block_size) != c->block_size) {
+		pr_buf(msg, "%s: block size %u sectors, the filesystem's is %u", path,
+		       le16_to_cpu(nsb->block_size), c->block_size);
+		return -EINVAL;
+	}
+	if (le16_to_cpu(nm->bucket_size) < c->btree_node_size) {
+		pr_buf(msg, "%s: bucket size %u sectors is smaller than the btree node size %u", path,
+		       le16_to_cpu(nm->bucket_size), c->btree_node_size);
+		return -EINVAL;
+	}
+	if ((unsigned __int128)le64_to_cpu(nm->nbuckets) * le16_to_cpu(nm->bucket_size) >
+	    (io->size >> 9)) {
+		pr_buf(msg, "%s: smaller than its superblock says", path);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
+		if (c->devs[i] && c->devs[i]->io && c->devs[i]->io->fd >= 0) {
+			struct stat s1, s2;
+
+			if (!fstat(c->devs[i]->io->fd, &s1) && !fstat(io->fd, &s2) &&
+			    s1.st_dev == s2.st_dev && s1.st_ino == s2.st_ino && s1.st_rdev == s2.st_rdev) {
+				pr_buf(msg, "%s is already member %u of this filesystem", path, i);
+				return -EBUSY;
+			}
+		}
+	if (bch_sb_member_find(c->sb, nm->uuid.b) >= 0) {
+		pr_buf(msg, "%s: a member with its uuid is already in this filesystem", path);
+		return -EINVAL;
+	}
+	*nm_out = nm;
+	return 0;
+}
+
+/*
+ * The filesystem's superblock with the new member in @slot (*@out): a copy
+ * of *@nm, mounted now, with its label (from @nsb) among the filesystem's
+ * disk groups, not its own group index. Why a label failed: @why.
+ */
+static int disk_add_sb(struct bch_fs *c, const struct bch_sb *nsb, const struct bch_member *nm,
+		       unsigned slot, const char *path, struct bch_sb **out,
+		       struct printbuf *why, struct printbuf *msg)
+{
+	struct bch_sb *sb = sb_copy(c->sb);
+	struct bch_member *m;
+
+	members_grow(&sb, slot + 1);
+	if (slot + 1 > sb->nr_devices)
+		sb->nr_devices = (uint8_t)(slot + 1);
+	m = (struct bch_member *)bch_sb_member(sb, slot);
+	*m = *nm;
+	m->last_mount = cpu_to_le64((uint64_t)time(NULL));
+	SET_BCH_MEMBER_GROUP(m, 0);
+	if (BCH_MEMBER_GROUP(nm)) {
+		struct printbuf label = PRINTBUF;
+		int g;
+
+		bch_sb_disk_group_path(&label, nsb, (unsigned)BCH_MEMBER_GROUP(nm) - 1);
+		g = mkfs_disk_group(&sb, printbuf_str(&label), true, why);
+		printbuf_exit(&label);
+		if (g < 0) {
+			pr_buf(msg, "%s: its label: %s", path, printbuf_str(why));
+			free(sb);
+			return g;
+		}
+		m = (struct bch_member *)bch_sb_member(sb, slot);
+		SET_BCH_MEMBER_GROUP(m, (unsigned)g + 1);
+	}
+	*out = sb;
+	return 0;
+}
+
+/*
+ * The member device of @slot over @io, with the superblock of @nsb (taken
+ * over: its layout kept, its journal emptied until the allocator gives it
+ * buckets). @nm, which points into that superblock, is not valid after.
+ */
+static struct bch_member_dev *disk_add_dev(unsigned slot, struct bch_devio *io,
+					   struct bch_sb_handle *nsb, const struct bch_member *nm)
+{
+	struct bch_member_dev *ca = xcalloc(1, sizeof(*ca));
+
+	ca->idx		= slot;
+	ca->io		= io;
+	ca->sb		= nsb->sb;
+	ca->sb_bytes	= bch_sb_bytes(nsb->sb);
+	ca->sb_offset	= nsb->offset;
+	ca->bucket_size	= le16_to_cpu(nm->bucket_size);
+	ca->first_bucket = le16_to_cpu(nm->first_bucket);
+	ca->nbuckets	= le64_to_cpu(nm->nbuckets);
+	nsb->sb = NULL;
+	ca->sb->dev_idx = (uint8_t)slot;
+	journal_field_set(&ca->sb, NULL, 0);
+	return ca;
+}
+
+/*
+ * The new member @ca of @slot known to the running engine, then its
+ * journal buckets (from the allocator, marked there) in its superblock,
+ * and the superblocks written.
+ */
+static int disk_add_journal(struct bch_fs *c, struct bch_member_dev *ca, unsigned slot,
+			    struct printbuf *msg)
+{
+	struct bch_allocator *al;
+	unsigned nr_j;
+	int ret = bch_fs_rw_member_update(c, slot, msg);
+
+	if (ret)
+		return ret;
+	al = bch_fs_rw_alloc(c);
+	nr_j = bch_journal_buckets_wanted(ca->nbuckets, ca->bucket_size);
+	ret = bch_alloc_journal_buckets(al, slot, nr_j, msg);
+	if (ret)
+		return ret;
+	journal_field_set(&ca->sb, al->devs[slot]->journal, al->devs[slot]->nr_journal);
+	return bch_fs_rw_member_update(c, slot, msg) ?: bch_fs_rw_write_sb(c, msg);
+}
+
 static int disk_add(struct bch_admin *a, const struct bch_ioctl_disk *arg, int fd,
 		    const char *path, struct printbuf *msg)
 {
@@ -440,9 +573,7 @@ static int disk_add(struct bch_admin *a, const struct bch_ioctl_disk *arg, int f
 	struct bch_member_dev *ca = NULL;
 	struct bch_sb *sb = NULL, *old_sb = NULL;
 	const struct bch_member *nm;
-	struct bch_member *m;
-	struct bch_allocator *al;
-	unsigned slot, old_nr = c->nr_devices, i, nr_j;
+	unsigned slot, old_nr = c->nr_devices;
 	struct printbuf why = PRINTBUF;
 	int ret;
 
@@ -470,46 +601,9 @@ static int disk_add(struct bch_admin *a, const struct bch_ioctl_disk *arg, int f
 		goto err;
 	}
 	bch_sb_upgrade_in_memory(nsb.sb);
-	nm = bch_sb_member(nsb.sb, nsb.sb->dev_idx);
-	if (!nm || !bch_member_exists(nm)) {
-		pr_buf(msg, "%s: its superblock has no member record of its own", path);
-		ret = -EINVAL;
+	ret = disk_add_check(c, io, nsb.sb, path, &nm, msg);
+	if (ret)
 		goto err;
-	}
-	if (le16_to_cpu(nsb.sb->block_size) != c->block_size) {
-		pr_buf(msg, "%s: block size %u sectors, the filesystem's is %u", path,
-		       le16_to_cpu(nsb.sb->block_size), c->block_size);
-		ret = -EINVAL;
-		goto err;
-	}
-	if (le16_to_cpu(nm->bucket_size) < c->btree_node_size) {
-		pr_buf(msg, "%s: bucket size %u sectors is smaller than the btree node size %u", path,
-		       le16_to_cpu(nm->bucket_size), c->btree_node_size);
-		ret = -EINVAL;
-		goto err;
-	}
-	if ((unsigned __int128)le64_to_cpu(nm->nbuckets) * le16_to_cpu(nm->bucket_size) >
-	    (io->size >> 9)) {
-		pr_buf(msg, "%s: smaller than its superblock says", path);
-		ret = -EINVAL;
-		goto err;
-	}
-	for (i = 0; i < c->nr_devices && i < BCH_FS_MAX_DEVS; i++)
-		if (c->devs[i] && c->devs[i]->io && c->devs[i]->io->fd >= 0) {
-			struct stat s1, s2;
-
-			if (!fstat(c->devs[i]->io->fd, &s1) && !fstat(io->fd, &s2) &&
-			    s1.st_dev == s2.st_dev && s1.st_ino == s2.st_ino && s1.st_rdev == s2.st_rdev) {
-				pr_buf(msg, "%s is already member %u of this filesystem", path, i);
-				ret = -EBUSY;
-				goto err;
-			}
-		}
-	if (bch_sb_member_find(c->sb, nm->uuid.b) >= 0) {
-		pr_buf(msg, "%s: a member with its uuid is already in this filesystem", path);
-		ret = -EINVAL;
-		goto err;
-	}
 	/* the first free slot */
 	for (slot = 0; slot < BCH_FS_MAX_DEVS; slot++)
 		if (!bch_sb_member_exists(c->sb, slot) && !c->devs[slot])
@@ -519,65 +613,18 @@ static int disk_add(struct bch_admin *a, const struct bch_ioctl_disk *arg, int f
 		ret = -ENOSPC;
 		goto err;
 	}
-
-	/* the filesystem's superblock with the new member */
-	sb = sb_copy(c->sb);
-	members_grow(&sb, slot + 1);
-	if (slot + 1 > sb->nr_devices)
-		sb->nr_devices = (uint8_t)(slot + 1);
-	m = (struct bch_member *)bch_sb_member(sb, slot);
-	*m = *nm;
-	m->last_mount = cpu_to_le64((uint64_t)time(NULL));
-	SET_BCH_MEMBER_GROUP(m, 0);
-	if (BCH_MEMBER_GROUP(nm)) {
-		/* its label, in the filesystem's disk groups (not its own group index) */
-		struct printbuf label = PRINTBUF;
-		int g;
-
-		bch_sb_disk_group_path(&label, nsb.sb, (unsigned)BCH_MEMBER_GROUP(nm) - 1);
-		g = mkfs_disk_group(&sb, printbuf_str(&label), true, &why);
-		printbuf_exit(&label);
-		if (g < 0) {
-			pr_buf(msg, "%s: its label: %s", path, printbuf_str(&why));
-			ret = g;
-			goto err;
-		}
-		m = (struct bch_member *)bch_sb_member(sb, slot);
-		SET_BCH_MEMBER_GROUP(m, (unsigned)g + 1);
-	}
-
-	/* the member device: its own superblock keeps its layout; its journal comes below */
-	ca = xcalloc(1, sizeof(*ca));
-	ca->idx		= slot;
-	ca->io		= io;
-	ca->sb		= nsb.sb;
-	ca->sb_bytes	= bch_sb_bytes(nsb.sb);
-	ca->sb_offset	= nsb.offset;
-	ca->bucket_size	= le16_to_cpu(nm->bucket_size);
-	ca->first_bucket = le16_to_cpu(nm->first_bucket);
-	ca->nbuckets	= le64_to_cpu(nm->nbuckets);
-	nsb.sb = NULL;
+	ret = disk_add_sb(c, nsb.sb, nm, slot, path, &sb, &why, msg);
+	if (ret)
+		goto err;
+	ca = disk_add_dev(slot, io, &nsb, nm);
 	io = NULL;
-	ca->sb->dev_idx = (uint8_t)slot;
-	journal_field_set(&ca->sb, NULL, 0);
 
 	old_sb = sb_copy(c->sb);
 	sb_replace(c, sb);
 	sb = NULL;
 	c->devs[slot] = ca;
 	c->nr_devices = c->sb->nr_devices;
-
-	ret = bch_fs_rw_member_update(c, slot, msg);
-	if (ret)
-		goto undo;
-	/* its journal buckets, from the allocator (marked there) */
-	al = bch_fs_rw_alloc(c);
-	nr_j = bch_journal_buckets_wanted(ca->nbuckets, ca->bucket_size);
-	ret = bch_alloc_journal_buckets(al, slot, nr_j, msg);
-	if (ret)
-		goto undo;
-	journal_field_set(&ca->sb, al->devs[slot]->journal, al->devs[slot]->nr_journal);
-	ret = bch_fs_rw_member_update(c, slot, msg) ?: bch_fs_rw_write_sb(c, msg);
+	ret = disk_add_journal(c, ca, slot, msg);
 	if (ret)
 		goto undo;
 	free(old_sb);

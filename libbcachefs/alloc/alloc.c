@@ -40,15 +40,24 @@ static bool bucket_is_free(const struct bch_dev_alloc *d, uint64_t b)
 		!g->dirty_sectors;
 }
 
-/* After bucket @b changed: it was free before (@was_free); keep nr_free right. */
+/*
+ * After bucket @b changed: it was free before (@was_free); keep nr_free
+ * right, and nr_free_cached (a free bucket's cached flag only changes
+ * when it is taken or marked: bch_alloc_bucket(), bch_alloc_mark_cached()).
+ */
 static void free_account(struct bch_dev_alloc *d, uint64_t b, bool was_free)
 {
-	bool now = bucket_is_free(d, b);
+	bool now = bucket_is_free(d, b), cached = bch_bucket(d, b)->cached;
 
-	if (was_free && !now)
+	if (was_free && !now) {
 		d->nr_free--;
-	else if (!was_free && now)
+		if (cached)
+			d->nr_free_cached--;
+	} else if (!was_free && now) {
 		d->nr_free++;
+		if (cached)
+			d->nr_free_cached++;
+	}
 }
 
 /* Each bucket of @d that was ever changed: @fn(bucket, state). */
@@ -155,6 +164,26 @@ int bch_alloc_mark_btree_ptr(struct bch_allocator *a, const struct bkey_ref *k,
 	return 0;
 }
 
+void bch_alloc_mark_cached(struct bch_allocator *a, unsigned dev, uint64_t bucket)
+{
+	struct bch_dev_alloc *d = dev_get(a, dev);
+	struct bucket_h *g;
+
+	if (!d || bucket >= d->nbuckets || bch_bucket(d, bucket)->cached)
+		return;
+	g = bch_bucket_mut(d, bucket);
+	g->cached = true;
+	if (bucket_is_free(d, bucket))
+		d->nr_free_cached++;
+}
+
+uint64_t bch_alloc_dev_free_cached(const struct bch_allocator *a, unsigned dev)
+{
+	const struct bch_dev_alloc *d = dev_get(a, dev);
+
+	return d ? d->nr_free_cached : 0;
+}
+
 bool bch_alloc_bucket_free(const struct bch_allocator *a, unsigned dev, uint64_t bucket)
 {
 	const struct bch_dev_alloc *d = dev_get(a, dev);
@@ -202,7 +231,7 @@ int bch_alloc_init(struct bch_allocator *a, struct bch_fs *c, struct printbuf *e
 
 		if (!ca || !m || !bch_member_exists(m))
 			continue;
-		/* a missing member (degraded): its gens and alloc keys are kept (issue 12) */
+		/* a missing member (degraded): its gens and alloc keys are kept */
 		if (!ca->io || !ca->sb) {
 			ret = bch_alloc_dev_sync(a, c, i, err);
 			continue;
@@ -227,6 +256,8 @@ int bch_alloc_init(struct bch_allocator *a, struct bch_fs *c, struct printbuf *e
 		d->nr_chunks	= (d->nbuckets + BUCKET_CHUNK - 1) >> BUCKET_CHUNK_SHIFT;
 		d->chunk	= xcalloc(d->nr_chunks, sizeof(*d->chunk));
 		d->nr_free	= d->nbuckets > d->first_bucket ? d->nbuckets - d->first_bucket : 0;
+		d->read_gens	= ca->bucket_gens;
+		d->nr_read_gens	= ca->bucket_gens ? ca->nbuckets : 0;
 		if (ca->bucket_gens)
 			for (j = 0; j < d->nbuckets; j++)
 				if (ca->bucket_gens[j]) {
@@ -318,13 +349,17 @@ static uint64_t dev_nr_free(const struct bch_allocator *a, const struct bch_dev_
 	return d->nr_free;
 }
 
-/* The lowest free bucket in [from, to) of @d, or @to. Untouched chunks are free. */
-static uint64_t find_free(const struct bch_dev_alloc *d, uint64_t from, uint64_t to)
+/*
+ * The lowest free bucket in [from, to) of @d, or @to; with @clean one
+ * without cached data. Untouched chunks are free and clean.
+ */
+static uint64_t find_free(const struct bch_dev_alloc *d, uint64_t from, uint64_t to, bool clean)
 {
 	uint64_t b = from > d->first_bucket ? from : d->first_bucket;
 
 	for (; b < to; b++)
-		if (!d->chunk[b >> BUCKET_CHUNK_SHIFT] || bucket_is_free(d, b))
+		if (!d->chunk[b >> BUCKET_CHUNK_SHIFT] ||
+		    (bucket_is_free(d, b) && !(clean && bch_bucket(d, b)->cached)))
 			return b;
 	return to;
 }
@@ -336,6 +371,7 @@ int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
 	struct bch_dev_alloc *d = dev_get(a, dev);
 	struct bucket_h *g;
 	uint64_t b;
+	bool clean;
 
 	if (!d) {
 		pr_buf(err, "device %u is not present\n", dev);
@@ -348,30 +384,72 @@ int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
 	}
 	if (d->next < d->first_bucket)
 		d->next = d->first_bucket;
-	b = d->nr_free ? find_free(d, d->next, d->nbuckets) : d->nbuckets;
+	/* buckets without cached data first: cached data lives while there are some */
+	clean = d->nr_free > d->nr_free_cached;
+	b = d->nr_free ? find_free(d, d->next, d->nbuckets, clean) : d->nbuckets;
 	if (b >= d->nbuckets && d->nr_free)
-		b = find_free(d, d->first_bucket, d->next < d->nbuckets ? d->next : d->nbuckets);
+		b = find_free(d, d->first_bucket, d->next < d->nbuckets ? d->next : d->nbuckets,
+			      clean);
 	if (b >= d->nbuckets || !bucket_is_free(d, b)) {
 		pr_buf(err, "device %u: no free bucket\n", dev);
 		return -BCH_ERR_nospc;
 	}
 	/* invalidate: a new gen, so no old pointer can see the new data */
 	g = bch_bucket_mut(d, b);
+	a->took_cached = g->cached;
+	if (g->cached) {
+		d->nr_free_cached--;
+		a->cached_invalidated++;
+	}
+	g->cached = false;
 	g->gen++;
 	g->gen_valid = true;
 	g->gen_dirty = true;
 	g->owned = true;
 	d->nr_free--;
 	d->next = b + 1;
+	if (b < d->nr_read_gens)
+		d->read_gens[b] = g->gen;
 	*bucket = b;
 	*gen = g->gen;
 	return bch_alloc_mark(a, dev, b, data_type, sectors, err);
 }
 
+unsigned bch_alloc_invalidate_cached(struct bch_allocator *a, unsigned dev, unsigned max,
+				     uint64_t *buckets, uint8_t *gens)
+{
+	struct bch_dev_alloc *d = dev_get(a, dev);
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	for (uint64_t i = 0; i < d->nbuckets && n < max && d->nr_free_cached; i++) {
+		uint64_t b = d->next + i < d->nbuckets ? d->next + i : d->next + i - d->nbuckets;
+		struct bucket_h *g;
+
+		if (b < d->first_bucket || !d->chunk[b >> BUCKET_CHUNK_SHIFT] ||
+		    !bucket_is_free(d, b) || !bch_bucket(d, b)->cached)
+			continue;
+		g = bch_bucket_mut(d, b);
+		g->cached = false;
+		d->nr_free_cached--;
+		a->cached_invalidated++;
+		g->gen++;
+		g->gen_valid = true;
+		g->gen_dirty = true;
+		if (b < d->nr_read_gens)
+			d->read_gens[b] = g->gen;
+		buckets[n] = b;
+		gens[n] = g->gen;
+		n++;
+	}
+	return n;
+}
+
 int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsigned *nr,
 			 struct printbuf *err)
 {
-	struct { unsigned dev; uint64_t nfree; } cand[BCH_ALLOC_MAX_DEVS];
+	struct { unsigned dev; uint64_t nclean, nfree; } cand[BCH_ALLOC_MAX_DEVS];
 	unsigned nr_cand = 0, i, j, durability = 0, have = 0;
 	int ret;
 
@@ -386,12 +464,22 @@ int bch_alloc_btree_node(struct bch_allocator *a, struct btree_ptr_h *ptrs, unsi
 			continue;
 		cand[nr_cand].dev = dev;
 		cand[nr_cand].nfree = dev_nr_free(a, d);
+		cand[nr_cand].nclean = cand[nr_cand].nfree - d->nr_free_cached;
 		if (cand[nr_cand].nfree)
 			nr_cand++;
 	}
-	/* most free space first; equal devices in round-robin order (stable) */
+	/*
+	 * Most free buckets without cached data first (then most free; equal
+	 * devices in round-robin order, stable): a node's bucket gets its new
+	 * gen only with the checkpoint that makes the node reachable, and
+	 * until then cached pointers into a reused bucket would look current
+	 * (doc/engine.md §8.5); bch_alloc_bucket() takes a clean one when the
+	 * device has one.
+	 */
 	for (i = 1; i < nr_cand; i++)
-		for (j = i; j && cand[j].nfree > cand[j - 1].nfree; j--) {
+		for (j = i; j && (cand[j].nclean > cand[j - 1].nclean ||
+				  (cand[j].nclean == cand[j - 1].nclean &&
+				   cand[j].nfree > cand[j - 1].nfree)); j--) {
 			typeof(cand[0]) t = cand[j];
 
 			cand[j] = cand[j - 1];
@@ -486,7 +574,7 @@ int bch_alloc_dirty_keys(const struct bch_allocator *a, struct bkey_ref **keys,
 static bool bucket_needs_key(struct bucket_h *g)
 {
 	if (g->has_key || g->gen || g->data_type == BCH_DATA_BTREE ||
-	    g->data_type == BCH_DATA_USER || g->data_type == BCH_DATA_CACHED)
+	    g->data_type == BCH_DATA_USER || g->data_type == BCH_DATA_CACHED || g->cached)
 		return g->has_key = true;
 	return false;
 }
@@ -791,7 +879,7 @@ void bch_sb_field_replace(struct bch_sb **sbp, unsigned type, const void *field,
 	*sbp = sb;
 }
 
-/* fsck repairs (issue #5) */
+/* fsck repairs (doc/fsck.md) */
 bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen)
 {
 	struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
@@ -807,7 +895,7 @@ bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, u
 	return true;
 }
 
-/* ---- members changing at run time (issue 12) ------------------------------ */
+/* ---- members changing at run time (doc/engine.md §17) --------------------- */
 
 static void dev_free(struct bch_allocator *a, unsigned dev)
 {
@@ -879,6 +967,8 @@ int bch_alloc_dev_sync(struct bch_allocator *a, struct bch_fs *c, unsigned dev,
 	d->state	= (unsigned)BCH_MEMBER_STATE(m);
 	d->durability	= bch_member_durability(m);
 	d->data_allowed	= (unsigned)BCH_MEMBER_DATA_ALLOWED(m);
+	d->read_gens	= ca->bucket_gens;
+	d->nr_read_gens	= ca->bucket_gens ? ca->nbuckets : 0;
 	if (ca->io && ca->sb && !d->present) {
 		/* (back) online: its superblock and journal buckets are in use */
 		size_t nr = bch_sb_journal_nr_buckets(ca->sb);

@@ -35,6 +35,14 @@ struct bucket_h {
 	bool		owned;		/* handed out by bch_alloc_bucket() */
 	bool		has_key;	/* the alloc btree has a key for it */
 	bool		pending;	/* emptied: free once pending_seq is durable */
+	/*
+	 * Live cached pointers may point into it (doc/engine.md §8.5): they
+	 * pin nothing, the bucket is free once no dirty data is left, but
+	 * its next use must make its new gen durable before new data goes
+	 * in (the cached pointers go stale by it), and free buckets without
+	 * it are taken first. Cleared when the bucket is taken.
+	 */
+	bool		cached;
 	uint32_t	dirty_sectors;
 	uint32_t	pending_seq;	/* low 32 bits of the newest such seq */
 };
@@ -57,9 +65,17 @@ struct bch_dev_alloc {
 	struct bucket_h	**chunk;
 	uint64_t	nr_chunks;
 	uint64_t	nr_free;	/* free buckets (bch_alloc_bucket_free) */
+	uint64_t	nr_free_cached;	/* of which may hold cached data (cached set) */
 	uint64_t	*journal;	/* journal buckets in ring order */
 	unsigned	nr_journal;
 	uint64_t	next;		/* allocation cursor (lowest free from here) */
+	/*
+	 * The readers' gens (c->devs[idx]->bucket_gens, nr_read_gens of
+	 * them; NULL: none): a bucket taken gets its new gen there at once,
+	 * so reads skip the cached pointers it made stale.
+	 */
+	uint8_t		*read_gens;
+	uint64_t	nr_read_gens;
 };
 
 #define BUCKET_CHUNK_SHIFT	14
@@ -123,6 +139,19 @@ struct bch_allocator {
 	 */
 	uint64_t		reserved_sectors;
 
+	/*
+	 * The last bch_alloc_bucket() took a bucket that held cached data:
+	 * its new gen must be durable before data is written to it.
+	 */
+	bool			took_cached;
+	/*
+	 * Buckets with cached data invalidated since the start: each such
+	 * reuse may leave stale cached pointers behind, which must be gone
+	 * before the bucket's 8-bit gen comes round to theirs again (the
+	 * promote thread sweeps them, fs/promote.h).
+	 */
+	uint64_t		cached_invalidated;
+
 	/* emptied buckets waiting for their journal entry (bch_alloc_user_add) */
 	struct bch_pending_free	*pending;
 	size_t			nr_pending, size_pending;
@@ -147,6 +176,16 @@ int bch_alloc_mark(struct bch_allocator *a, unsigned dev, uint64_t bucket,
 int bch_alloc_mark_btree_ptr(struct bch_allocator *a, const struct bkey_ref *k,
 			     struct printbuf *err);
 
+/*
+ * A live cached pointer points into @bucket of @dev (the bucket's cached
+ * flag): it stays free or in use as it was, and is taken after the free
+ * buckets without cached data (doc/engine.md §8.5).
+ */
+void bch_alloc_mark_cached(struct bch_allocator *a, unsigned dev, uint64_t bucket);
+
+/* Free buckets of @dev that may hold cached data (taken last). */
+uint64_t bch_alloc_dev_free_cached(const struct bch_allocator *a, unsigned dev);
+
 /* Is the bucket free (nothing marked, not handed out, >= first_bucket)? */
 bool bch_alloc_bucket_free(const struct bch_allocator *a, unsigned dev, uint64_t bucket);
 
@@ -167,12 +206,25 @@ int bch_alloc_journal_buckets(struct bch_allocator *a, unsigned dev, unsigned nr
 			      struct printbuf *err);
 
 /*
- * Take the lowest free bucket of @dev for @data_type: invalidate it (gen +
- * 1, alloc key dirty), mark @sectors of it. Never returns a bucket in use.
+ * Take the lowest free bucket of @dev for @data_type from the cursor on,
+ * one without cached data when there is one: invalidate it (gen + 1,
+ * alloc key dirty; a->took_cached says whether it held cached data), mark
+ * @sectors of it. Never returns a bucket in use.
  */
 int bch_alloc_bucket(struct bch_allocator *a, unsigned dev, unsigned data_type,
 		     unsigned sectors, uint64_t *bucket, uint8_t *gen,
 		     struct printbuf *err);
+
+/*
+ * Invalidate up to @max free buckets of @dev that may hold cached data,
+ * from the cursor on: each gets a new gen (its cached pointers go stale,
+ * its alloc key dirty) and stays free, without cached data. Their
+ * numbers and gens go to @buckets and @gens; returns how many. The
+ * caller makes the gens durable before any of them is written (one
+ * journal flush for a batch, doc/engine.md §8.5).
+ */
+unsigned bch_alloc_invalidate_cached(struct bch_allocator *a, unsigned dev, unsigned max,
+				     uint64_t *buckets, uint8_t *gens);
 
 /*
  * Space for one btree node with metadata_replicas copies (durability
@@ -206,7 +258,7 @@ void bch_alloc_release(struct bch_allocator *a, unsigned dev, uint64_t bucket);
 /*
  * Set the gen of a bucket (fsck: a pointer's gen is newer than its
  * bucket's, or the bucket had no alloc key): the gen is then known and
- * its alloc key dirty. False when there is no such bucket. (issue #5)
+ * its alloc key dirty. False when there is no such bucket.
  */
 bool bch_alloc_set_gen(struct bch_allocator *a, unsigned dev, uint64_t bucket, uint8_t gen);
 
@@ -246,7 +298,7 @@ uint64_t bch_alloc_dev_reserve(const struct bch_allocator *a, unsigned dev);
 void bch_alloc_clear_dirty(struct bch_allocator *a);
 
 /*
- * ---- members changing at run time (issue 12) ----
+ * ---- members changing at run time (doc/engine.md §17) ----
  *
  * Bring the bucket state of device @dev in line with member @dev of c->sb
  * and c->devs[@dev]: a member that is gone loses its state (its alloc keys

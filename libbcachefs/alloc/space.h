@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Space of a filesystem from one allocator's bucket state: the one
- * accounting behind statfs (df) and `fs usage` (issue 23).
+ * accounting behind statfs (df) and `fs usage` (doc/ioctl.md §9.2).
  *
  *   capacity   sectors of the members' buckets (first_bucket on)
  *   used       sectors of the buckets that are not free (whatever they

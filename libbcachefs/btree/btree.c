@@ -175,6 +175,24 @@ void bch_btree_cache_set_max(struct bch_fs *c, unsigned nr)
 	cache_evict(c->btree_cache);
 }
 
+void bch_btree_cache_trim(struct bch_fs *c)
+{
+	struct btree_cache *bc = c->btree_cache;
+	struct cache_entry *e, *prev;
+
+	if (!bc)
+		return;
+	for (e = bc->tail; e; e = prev) {
+		prev = e->prev;
+		if (!e->ref) {
+			lru_unlink(bc, e);
+			btree_node_free(e->n);
+			free(e);
+			bc->nr--;
+		}
+	}
+}
+
 void bch_btree_cache_invalidate(struct bch_fs *c, unsigned dev, uint64_t start,
 				uint64_t end)
 {

@@ -54,6 +54,8 @@ void bch_btree_node_put(struct bch_fs *c, struct btree_node_h *n);
  * default): a pass that reads each node once needs only its paths.
  */
 void bch_btree_cache_set_max(struct bch_fs *c, unsigned nr);
+/* Free the cached nodes that nobody holds (held nodes stay). */
+void bch_btree_cache_trim(struct bch_fs *c);
 /*
  * Forget cached nodes whose first copy lies in sectors [@start, @end) of
  * @dev (the space is being reused); held nodes stay valid until put.
@@ -178,7 +180,7 @@ int bch_btree_walk_nodes(struct bch_fs *c, unsigned btree_id,
 			 void *arg, struct printbuf *err);
 
 /*
- * The mount's check before it serves anything (issue 22): with
+ * The mount's check before it serves anything (core/integrity.h): with
  * c->opts.verify, read the root and every interior node of every btree
  * (not the leaves). 0, or the error of the first node with no good copy
  * (each one is reported through bch_fs_node_bad(), core/integrity.h).

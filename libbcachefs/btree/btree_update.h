@@ -176,7 +176,7 @@ int bch_journal_flush_old(struct bch_fs *c, uint64_t age_ns, struct printbuf *er
 uint64_t bch_journal_seq_durable(const struct bch_fs *c);
 
 /*
- * ---- for fsck's repairs (issue #5) ----
+ * ---- for fsck's repairs (doc/engine.md §6.6) ----
  *
  * Rewrite the node of btree @btree_id at @level whose pointer key is at
  * @max (a root: its level and POS_H_MAX) at the next checkpoint, even when
@@ -225,7 +225,7 @@ void bch_fs_rw_want_checkpoint(struct bch_fs *c);
 int bch_fs_rw_mark_damaged(struct bch_fs *c, struct printbuf *err);
 
 /*
- * ---- space reservations (btree/reserve.h, issue 25) ----
+ * ---- space reservations (btree/reserve.h, doc/engine.md §8.6) ----
  *
  * Every transaction commits only when a checkpoint of the overlay with its
  * keys would still find its btree nodes (and the sectors its reservation
@@ -271,7 +271,7 @@ int bch_fs_rw_replicas_mark(struct bch_fs *c, unsigned data_type, uint64_t devs,
 			    struct printbuf *err);
 
 /*
- * ---- members changing at run time (issue 12: online administration) ----
+ * ---- members changing at run time (online administration: doc/engine.md §17) ----
  *
  * Member @dev changed in c->sb and c->devs[] (added, removed, online,
  * offline, state, durability, size): the allocator (bch_alloc_dev_sync)

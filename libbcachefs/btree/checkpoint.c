@@ -477,7 +477,7 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 	}
 
 	if (level && !n->nr_keys) {
-		/* fsck (issue #5): an interior node that lost every child pointer */
+		/* fsck: an interior node that lost every child pointer */
 		bch_btree_node_put(c, n);
 		ret = rebuild_lost_node(c, id, level, min, max, out, err);
 		if (!ret)
@@ -489,7 +489,7 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 		size_t nr_nk = n->nr_keys;
 
 		/*
-		 * fsck (issue #5): a damaged node may hold keys outside the range
+		 * fsck: a damaged node may hold keys outside the range
 		 * its parent gives it; they cannot be written into it (fsck
 		 * re-inserted them through the overlay, which puts them where
 		 * they belong). Extents are cut at the range by the overlay.

@@ -70,7 +70,8 @@ static int mark_node(void *arg, const struct btree_node_visit *v)
  * @sectors of extent @k are live (@sign 1) or not any more (-1): the
  * buckets of its dirty, non-stale pointers count them (alloc.h: logical
  * sectors, linear, so an overwrite subtracts exactly what it covers).
- * Cached pointers mark their buckets as cached data (never freed here).
+ * Cached pointers only flag their buckets (bch_alloc_mark_cached()): a
+ * bucket with no dirty data left is free, cached data or not (§8.5).
  */
 static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint64_t sectors,
 			   int sign, uint64_t seq)
@@ -101,13 +102,9 @@ static void account_extent(struct bch_fs_rw *rw, const struct bkey_ref *k, uint6
 		if (b >= d->nbuckets || gen_after(bch_bucket(d, b)->gen, (uint8_t)p.ptr.gen))
 			continue;	/* outside, or stale: the space is not in use */
 		if (p.ptr.cached || k->k.type == BCH_EXTENT_CACHED) {
-			if (sign > 0) {
-				struct printbuf ignore = PRINTBUF;
-
-				bch_alloc_mark(&rw->a, p.ptr.dev, b, BCH_DATA_CACHED,
-					       p.crc.compressed_size ?: k->k.size, &ignore);
-				printbuf_exit(&ignore);
-			}
+			/* pins nothing: the bucket's next use makes its gen durable first */
+			if (sign > 0)
+				bch_alloc_mark_cached(&rw->a, p.ptr.dev, b);
 			continue;
 		}
 		bch_alloc_user_add(&rw->a, p.ptr.dev, b, sign * (int64_t)sectors, seq);
@@ -222,7 +219,7 @@ void bch_btree_rw_free(struct bch_fs *c)
 }
 
 /*
- * May member @i be missing from a writable filesystem (issue 12)? When
+ * May member @i be missing from a writable filesystem? When
  * opened degraded (the open checked that every replicas entry keeps a
  * copy, doc/engine.md §2.2), or when it holds nothing to write to (failed, spare).
  * Its bucket gens and alloc keys are kept (bch_alloc_dev_sync()).
@@ -335,7 +332,7 @@ int bch_fs_rw_start(struct bch_fs *c, struct printbuf *err)
 	return 0;
 }
 
-/* ---- forced rewrites (fsck, issue #5) ------------------------------------ */
+/* ---- forced rewrites (fsck, doc/engine.md §6.6) ------------------------- */
 
 void bch_fs_rw_force_rewrite(struct bch_fs *c, unsigned btree_id, unsigned level,
 			     struct bpos_h max)
@@ -452,7 +449,7 @@ void bch_rw_wp_close_deferred(struct bch_fs *c)
 	bch_alloc_release_durable(&rw->a, rw->durable_seq);
 }
 
-/* ---- members changing at run time (issue 12) ------------------------------- */
+/* ---- members changing at run time (doc/engine.md §17) ---------------------- */
 
 int bch_fs_rw_member_update(struct bch_fs *c, unsigned dev, struct printbuf *err)
 {

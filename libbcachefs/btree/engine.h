@@ -69,12 +69,12 @@ struct bch_fs_rw {
 	uint64_t		key_version;	/* doc/format.md §9.3 */
 	uint64_t		nr_nodes;	/* btree nodes of the tree on disk */
 
-	/* fsck (issue #5): nodes to rewrite at the next checkpoint */
+	/* fsck: nodes to rewrite at the next checkpoint */
 	struct rw_forced	*forced;
 	size_t			nr_forced, size_forced;
 	bool			force_checkpoint;	/* gens/replicas changed outside commits */
 
-	/* space reservations (btree/reserve.h, issue 25) */
+	/* space reservations (btree/reserve.h) */
 	bool			use_reserve;	/* ops that free space: the recovery reserve */
 	uint64_t		write_credit;	/* sectors of promised space a data write may use */
 	bool			ckpt_nospc;	/* the last checkpoint found no space */

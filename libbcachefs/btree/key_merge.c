@@ -310,6 +310,102 @@ void bch_keys_overlay_rounds(bool extents, struct keyvec cur, bool owned,
 	*nr_out = cur.nr;
 }
 
+/*
+ * Before each round the current keys move to the end of @k and the merge
+ * writes from the front, so it must never write over a key it has not
+ * read yet. Non-extents write at most one key per key consumed: the room
+ * before the keys read (at least the keys of the runs to come) is never
+ * less than what was consumed of the run. Extents also write the pieces
+ * of old keys: one more per run key starting inside an old key (old keys
+ * do not overlap, so each run key splits at most one), and each run key
+ * once: twice the run's keys, plus one, is room enough.
+ */
+size_t bch_keys_overlay_room(bool extents, size_t nr, const struct key_run *runs,
+			     unsigned nr_runs)
+{
+	size_t rest = 0;
+
+	for (unsigned r = 0; r < nr_runs; r++)
+		rest += runs[r].nr;
+	return extents ? nr + 2 * rest + 1 : nr + rest;
+}
+
+size_t bch_keys_overlay_in_place(bool extents, struct bkey_ref *k, size_t nr, size_t cap,
+				 const struct key_run *runs, unsigned nr_runs,
+				 struct node_arena *arena)
+{
+	for (unsigned r = 0; r < nr_runs; r++) {
+		struct keyvec old = { .k = k + (cap - nr), .nr = nr, .size = nr };
+		struct keyvec out = { .k = k, .size = cap };
+
+		memmove(old.k, k, nr * sizeof(*k));
+		if (extents)
+			overlay_extents(&old, &runs[r], arena, &out);
+		else
+			overlay_keys(&old, &runs[r], &out);
+		nr = out.nr;
+	}
+	return nr;
+}
+
+/*
+ * Non-extents, the runs where a node's bsets were read: a run that sorts
+ * after every key so far (bsets appended as keys were added in order)
+ * is appended where it lies, with the filter of overlay_keys() (the later
+ * of two keys at one position, no whiteout); otherwise the smaller of the
+ * two is copied aside: the keys so far (the run is merged where it lies:
+ * it starts past them), or the run (the keys so far move up against its
+ * end). Either way a key is written at or before the place of any key not
+ * read yet, and never past the run's end, so the runs after it stay
+ * intact.
+ */
+size_t bch_keys_overlay_in_buffer(struct bkey_ref *k, size_t nr, const struct key_run_at *runs,
+				  unsigned nr_runs)
+{
+	struct bkey_ref *tmp = NULL;
+	size_t tmp_size = 0;
+
+	for (unsigned r = 0; r < nr_runs; r++) {
+		struct bkey_ref *run = k + runs[r].start;
+		size_t rn = runs[r].nr, limit = runs[r].start + rn;
+
+		if (!rn)
+			continue;
+		if (!nr || bpos_cmp(k[nr - 1].k.p, run[0].k.p) < 0) {
+			for (size_t j = 0; j < rn; j++)
+				if (!(j + 1 < rn && bpos_eq(run[j].k.p, run[j + 1].k.p)) &&
+				    !bkey_is_whiteout(&run[j].k))
+					k[nr++] = run[j];
+			continue;
+		}
+		if (min_t(size_t, nr, rn) > tmp_size) {
+			tmp_size = min_t(size_t, nr, rn);
+			tmp = xrealloc(tmp, tmp_size * sizeof(*tmp));
+		}
+
+		struct keyvec out = { .k = k, .size = limit };
+
+		if (nr <= rn) {
+			/* the keys so far aside, the run read where it lies */
+			struct keyvec old = { .k = tmp, .nr = nr, .size = nr };
+			struct key_run kr = { run, rn };
+
+			memcpy(tmp, k, nr * sizeof(*tmp));
+			overlay_keys(&old, &kr, &out);
+		} else {
+			struct key_run kr = { tmp, rn };
+			struct keyvec old = { .k = k + (limit - nr), .nr = nr, .size = nr };
+
+			memcpy(tmp, run, rn * sizeof(*tmp));
+			memmove(old.k, k, nr * sizeof(*k));
+			overlay_keys(&old, &kr, &out);
+		}
+		nr = out.nr;
+	}
+	free(tmp);
+	return nr;
+}
+
 int bch_keys_overlay(bool extents, const struct key_run *runs, unsigned nr_runs,
 		     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out)
 {

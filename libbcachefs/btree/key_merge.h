@@ -65,4 +65,31 @@ void bch_keys_overlay_rounds(bool extents, struct keyvec cur, bool owned,
 			     const struct key_run *runs, unsigned nr_runs,
 			     struct node_arena *arena, struct bkey_ref **out, size_t *nr_out);
 
+/*
+ * Lay @runs (oldest first, outside @k) over the @nr keys at the front of
+ * @k, inside @k itself: the same result as bch_keys_overlay_rounds(),
+ * without a second list of @k's size. @cap: the keys @k has room for, at
+ * least bch_keys_overlay_room(). Returns the number of keys now at the
+ * front of @k.
+ */
+size_t bch_keys_overlay_room(bool extents, size_t nr, const struct key_run *runs,
+			     unsigned nr_runs);
+/*
+ * Non-extents, the runs inside @k itself (a node's bsets as read): the
+ * first run is the @nr keys at the front, each of @runs (at @start in @k,
+ * in order, none before the end of the one before, the first at or after
+ * @nr) is laid over what comes before it; no copy of more than one run
+ * that overlaps the keys before it. The same result as
+ * bch_keys_overlay_rounds(); returns the number of keys now at the front.
+ */
+struct key_run_at {
+	size_t	start, nr;
+};
+
+size_t bch_keys_overlay_in_buffer(struct bkey_ref *k, size_t nr, const struct key_run_at *runs,
+				  unsigned nr_runs);
+size_t bch_keys_overlay_in_place(bool extents, struct bkey_ref *k, size_t nr, size_t cap,
+				 const struct key_run *runs, unsigned nr_runs,
+				 struct node_arena *arena);
+
 #endif

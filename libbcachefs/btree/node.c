@@ -505,9 +505,68 @@ static size_t first_run_in_place(struct bkey_ref *k, size_t nr, bool extents)
 }
 
 /*
+ * More than one run: the later runs (the bsets appended since the node
+ * was written whole) are laid over the first inside the list they were
+ * read into, so that parsing a node takes one list of its keys, not two:
+ * non-extents where they lie (bch_keys_overlay_in_buffer(): d1's alloc
+ * leaf has 2700 keys in its first bset, 4000 in its second), extents
+ * copied aside (bch_keys_overlay_in_place(): their pieces need room).
+ */
+static void node_combine_in_place(struct node_parse *s, size_t first_nr, bool extents)
+{
+	struct btree_node_h *n = s->n;
+	struct key_run *runs;
+	struct bkey_ref *rest, *p;
+	size_t nr_rest = 0, nr, cap, end = first_nr;
+	unsigned r;
+
+	/* non-extents: the runs stay where they are (bch_keys_overlay_in_buffer()) */
+	for (r = 1; r < s->nr_runs && !extents; r++) {
+		if (s->runs[r].start < end)
+			break;
+		end = s->runs[r].start + s->runs[r].nr;
+	}
+	if (!extents && r == s->nr_runs) {
+		struct key_run_at *at = xcalloc(s->nr_runs, sizeof(*at));
+
+		for (r = 1; r < s->nr_runs; r++)
+			at[r - 1] = (struct key_run_at) { s->runs[r].start, s->runs[r].nr };
+		nr = bch_keys_overlay_in_buffer(s->keys.k, first_nr, at, s->nr_runs - 1);
+		free(at);
+		goto done;
+	}
+
+	runs = xcalloc(s->nr_runs, sizeof(*runs));
+	for (r = 1; r < s->nr_runs; r++)
+		nr_rest += s->runs[r].nr;
+	p = rest = xmalloc((nr_rest ?: 1) * sizeof(*rest));
+	for (r = 1; r < s->nr_runs; r++) {
+		memcpy(p, s->keys.k + s->runs[r].start, s->runs[r].nr * sizeof(*p));
+		runs[r - 1].k = p;
+		runs[r - 1].nr = s->runs[r].nr;
+		p += s->runs[r].nr;
+	}
+	cap = bch_keys_overlay_room(extents, first_nr, runs, s->nr_runs - 1);
+	if (cap > s->keys.nr)
+		s->keys.k = xrealloc(s->keys.k, cap * sizeof(*s->keys.k));
+	else
+		cap = s->keys.nr;
+	nr = bch_keys_overlay_in_place(extents, s->keys.k, first_nr, cap, runs, s->nr_runs - 1,
+				       n->arena);
+	free(rest);
+	free(runs);
+done:
+	/* (shrinking in place gives the tail back to malloc) */
+	n->keys = nr ? xrealloc(s->keys.k, nr * sizeof(*n->keys)) : s->keys.k;
+	n->nr_keys = nr;
+	s->keys = (struct keyvec) { 0 };
+}
+
+/*
  * The runs of the node combined (bch_keys_overlay()), without copying the
  * first: it is filtered where it was read, and the later runs are laid over
- * it into one new list. A node of one run keeps the list it was read into.
+ * it in the same list (node_combine_in_place()). A node of one run keeps
+ * the list it was read into.
  */
 static int node_combine(struct node_parse *s)
 {
@@ -517,23 +576,14 @@ static int node_combine(struct node_parse *s)
 	unsigned r;
 
 	if (s->nr_runs && !s->runs[0].start) {
-		struct keyvec first = { .k = s->keys.k };
+		size_t first_nr = first_run_in_place(s->keys.k, s->runs[0].nr, extents);
 
-		first.nr = first.size = first_run_in_place(s->keys.k, s->runs[0].nr, extents);
 		if (s->nr_runs == 1) {
 			n->keys = s->keys.k;
-			n->nr_keys = first.nr;
+			n->nr_keys = first_nr;
 			s->keys = (struct keyvec) { 0 };
 		} else {
-			struct key_run *runs = xcalloc(s->nr_runs, sizeof(*runs));
-
-			for (r = 1; r < s->nr_runs; r++) {
-				runs[r - 1].k = s->keys.k + s->runs[r].start;
-				runs[r - 1].nr = s->runs[r].nr;
-			}
-			bch_keys_overlay_rounds(extents, first, false, runs, s->nr_runs - 1, n->arena,
-				       &n->keys, &n->nr_keys);
-			free(runs);
+			node_combine_in_place(s, first_nr, extents);
 		}
 	} else {
 		struct key_run *runs = xcalloc(s->nr_runs + 1, sizeof(*runs));
@@ -784,6 +834,36 @@ static void copies_repair(struct bch_fs *c, const struct btree_node_expect *exp,
 	printbuf_exit(&r);
 }
 
+/* A copy that failed to verify: kept for its repair, its reason added to @why. */
+static void bad_copy_note(struct bad_copy *bc, unsigned *nr, const struct btree_ptr_h *p,
+			  const char *where, const char *reason, struct printbuf *why)
+{
+	bc[*nr] = (struct bad_copy) { .dev = p->dev, .sector = p->offset };
+	snprintf(bc[(*nr)++].why, sizeof(bc[0].why), "%s", reason);
+	pr_buf(why, "%s%s: %s", why->pos ? "; " : "", where, reason);
+}
+
+/*
+ * With verify: do the keys of copy @n (parsed without a message) pass the
+ * checks here too? Why not goes to @msg (the copy's messages) and @all_msg.
+ */
+static bool copy_keys_ok(struct bch_fs *c, const struct btree_node_expect *exp,
+			 struct btree_node_h *n, const char *where, struct printbuf *msg,
+			 struct printbuf *all_msg)
+{
+	struct printbuf kwhy = PRINTBUF;
+	bool good = node_keys_verify(c, n, &kwhy);
+
+	if (!good) {
+		pr_buf(msg, "btree node %s (btree %s level %u): %s\n", where,
+		       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
+		pr_buf(all_msg, "btree node %s (btree %s level %u): %s\n", where,
+		       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
+	}
+	printbuf_exit(&kwhy);
+	return good;
+}
+
 /*
  * Read the node that btree pointer key @ptr points to (60: "which copy"):
  * the first copy on a present device that parses and whose checksums all
@@ -849,13 +929,10 @@ static int node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 			r = e;
 			copy_failed(&bad, where);
 			if (verify) {
-				bad_copies[nr_bad_copies] = (struct bad_copy) {
-					.dev = ptrs[i].dev, .sector = ptrs[i].offset,
-				};
-				snprintf(bad_copies[nr_bad_copies++].why, sizeof(bad_copies[0].why),
-					 "read error: %s", bch_err_str(e));
-				pr_buf(&why, "%s%s: read error: %s", why.pos ? "; " : "", where,
-				       bch_err_str(e));
+				char reason[sizeof(bad_copies[0].why)];
+
+				snprintf(reason, sizeof(reason), "read error: %s", bch_err_str(e));
+				bad_copy_note(bad_copies, &nr_bad_copies, &ptrs[i], where, reason, &why);
 			}
 			continue;
 		}
@@ -869,28 +946,13 @@ static int node_read(struct bch_fs *c, const struct bkey_ref *ptr,
 		good = !e && !n->csum_errors;
 		if (good && verify && n->nr_errors)
 			good = false;
-		if (good && verify) {
-			struct printbuf kwhy = PRINTBUF;
-
-			good = node_keys_verify(c, n, &kwhy);
-			if (!good) {
-				pr_buf(&msg, "btree node %s (btree %s level %u): %s\n", where,
-				       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
-				pr_buf(&all_msg, "btree node %s (btree %s level %u): %s\n", where,
-				       btree_name(exp->btree_id), exp->level, printbuf_str(&kwhy));
-			}
-			printbuf_exit(&kwhy);
-		}
+		if (good && verify)
+			good = copy_keys_ok(c, exp, n, where, &msg, &all_msg);
 		if (!good && verify) {
 			struct printbuf one = PRINTBUF;
 
 			copy_reason(&one, msg.pos ? printbuf_str(&msg) : bch_err_str(e));
-			bad_copies[nr_bad_copies] = (struct bad_copy) {
-				.dev = ptrs[i].dev, .sector = ptrs[i].offset,
-			};
-			snprintf(bad_copies[nr_bad_copies++].why, sizeof(bad_copies[0].why), "%s",
-				 printbuf_str(&one));
-			pr_buf(&why, "%s%s: %s", why.pos ? "; " : "", where, printbuf_str(&one));
+			bad_copy_note(bad_copies, &nr_bad_copies, &ptrs[i], where, printbuf_str(&one), &why);
 			printbuf_exit(&one);
 		}
 		if (e) {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Space reservations of the update engine (issue 25): what a transaction
+ * Space reservations of the update engine (doc/engine.md §8.6): what a transaction
  * must find free before it commits, so that a returned ENOSPC means
  * nothing happened and a checkpoint always finds its nodes.
  *

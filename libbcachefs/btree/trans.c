@@ -348,6 +348,9 @@ void bch_fs_rw_write_credit(struct bch_fs *c, uint64_t sectors)
 		c->rw->write_credit = sectors;
 }
 
+/* Free buckets with cached data invalidated together when the cache is full. */
+#define DATA_BUCKET_INVALIDATE	64
+
 /*
  * A data bucket of @dev: with @keep NULL an ordinary data write, which
  * leaves the btree reserve and fallocate's promises (btree/reserve.h);
@@ -373,17 +376,40 @@ static int data_bucket(struct bch_fs *c, unsigned dev, const uint64_t *keep,
 	ret = bch_alloc_bucket(&rw->a, dev, BCH_DATA_USER, 0, bucket, gen, err);
 	if (ret)
 		return ret;
-	/* the read side judges cached pointers by these gens */
-	if (c->devs[dev] && c->devs[dev]->bucket_gens && *bucket < c->devs[dev]->nbuckets)
-		c->devs[dev]->bucket_gens[*bucket] = *gen;
 	/* its new gen is journalled before any pointer to it (doc/engine.md §8.5) */
 	v = cpu_to_le64((uint64_t)*gen << 8);
 	bch_trans_init(&t, c);
 	bch_trans_update(&t, BTREE_ID_ALLOC,
 			 &(struct bkey_h) { .type = 128, .p = POS_H(dev, *bucket) }, &v, 8);
+	if (rw->a.took_cached) {
+		/*
+		 * The cache is full: the next free buckets with cached data
+		 * get their new gens in the same entry, so that one flush
+		 * (below) serves a batch of them
+		 */
+		uint64_t b[DATA_BUCKET_INVALIDATE];
+		uint8_t g[DATA_BUCKET_INVALIDATE];
+		unsigned n = bch_alloc_invalidate_cached(&rw->a, dev, DATA_BUCKET_INVALIDATE, b, g);
+
+		for (unsigned i = 0; i < n; i++) {
+			uint64_t gv = cpu_to_le64((uint64_t)g[i] << 8);
+
+			bch_trans_update(&t, BTREE_ID_ALLOC,
+					 &(struct bkey_h) { .type = 128, .p = POS_H(dev, b[i]) }, &gv, 8);
+		}
+	}
 	/* in the middle of a write: the closed buckets wait for its keys */
 	rw->in_data_bucket = true;
 	ret = bch_trans_commit(&t, err);
+	/*
+	 * Live cached pointers may point into it: they go stale only by the
+	 * new gen, which must be durable before new data is written there
+	 * (a crash would otherwise leave them pointing at other data,
+	 * doc/engine.md §8.5). Free buckets without cached data come first,
+	 * so this is paid only when the cache is full.
+	 */
+	if (!ret && rw->a.took_cached)
+		ret = bch_journal_flush(c, err);
 	rw->in_data_bucket = false;
 	bch_trans_exit(&t);
 	return ret;

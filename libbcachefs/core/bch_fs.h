@@ -60,8 +60,8 @@ struct bch_fs_opts {
 	const char		*passphrase_prompt; /* NULL: "Enter passphrase: " */
 	int			verbose;
 	/*
-	 * The running filesystem's rules for damage (core/integrity.h,
-	 * issue 22): every btree node is verified before any key of it is
+	 * The running filesystem's rules for damage (core/integrity.h):
+	 * every btree node is verified before any key of it is
 	 * used, a node with no copy that verifies is an error (never read
 	 * as empty or as it is), bad copies are rewritten from good ones.
 	 * Off: the readers of fsck, list, extract take what they can.
@@ -146,6 +146,35 @@ struct bch_rebalance_stats {
 	bool			thread;		/* the mount's rebalance thread runs */
 };
 
+struct bch_fs;
+
+/*
+ * Reads of file data and the cached copies they asked for (fs/promote.c;
+ * fs usage). read_sectors counts the sectors of file data read from each
+ * device since the open (atomically: the read-ahead path adds too).
+ */
+struct bch_promote_stats {
+	uint64_t		queued;		/* extents asked for by reads */
+	uint64_t		extents;	/* cached copies written and referenced */
+	uint64_t		sectors;	/* sectors written for them */
+	uint64_t		raced;		/* the extent changed first: left alone */
+	uint64_t		full;		/* no room on the promote target */
+	uint64_t		errors;		/* no good copy, no room in the key, ... */
+	uint64_t		sweeps;		/* walks dropping stale cached pointers */
+	uint64_t		swept;		/* extents that lost stale cached pointers */
+	uint64_t		read_sectors[BCH_FS_MAX_DEVS];
+	bool			thread;		/* the mount's promote thread runs */
+	struct bch_promote_thread *t;	/* its queue */
+	/*
+	 * Told by the file reads (fs/fsread.c) of each piece of extent @k
+	 * read from @dev, for a file whose promote target is @target, under
+	 * the engine lock: fs/promote.c while its thread runs, else NULL.
+	 */
+	void			(*read_hook)(struct bch_fs *c, unsigned target,
+					     const struct bkey_ref *k, unsigned dev,
+					     uint64_t sectors);
+};
+
 struct bch_fs {
 	struct bch_fs_opts	opts;
 	/*
@@ -191,11 +220,11 @@ struct bch_fs {
 	struct bch_write_point	*wp;
 	unsigned long		member_changes;
 
-	uint64_t		inode_hint;	/* where inode allocation looks next (fsops.c) */
+	uint64_t		inode_hint;	/* where inode allocation looks next (fsops_dir.c) */
 	/*
 	 * Inodes in use (statfs, df -i): counted once at the first statfs,
 	 * then kept by the operations that create and delete inodes
-	 * (fsops.c); inodes_removing counts the deletions of the transaction
+	 * (fsops*.c); inodes_removing counts the deletions of the transaction
 	 * being built.
 	 */
 	uint64_t		nr_inodes;
@@ -219,6 +248,7 @@ struct bch_fs {
 	struct bch_fs_integrity	integ;		/* core/integrity.h */
 	struct bch_copygc_stats	copygc;
 	struct bch_rebalance_stats rebalance;
+	struct bch_promote_stats promote;
 };
 
 /* Is member @i here (its device open)? */

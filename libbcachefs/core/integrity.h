@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Integrity of what the running filesystem reads (issue 22): a damaged
+ * Integrity of what the running filesystem reads: a damaged
  * node or extent is an error, never silent wrong data.
  *
  * With c->opts.verify (the mount), the btree layer verifies every node

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The copying garbage collector (doc/engine.md §8.6, issue 21).
+ * The copying garbage collector (doc/engine.md §8.10).
  *
  * A bucket is reused only when nothing live is in it. Files deleted or
  * overwritten leave buckets partly live; copygc empties the most

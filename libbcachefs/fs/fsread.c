@@ -359,6 +359,24 @@ void bch_file_open(struct bch_fs *c, const struct bch_inode_unpacked *inode,
 	f->inum	= inode->bi_inum;
 	f->size	= inode->bi_size;
 	f->ov_changes = c->overlay.changes;
+	/* the inode's option, else the filesystem's (stored + 1, doc/format.md §5.5.2) */
+	f->promote_target = inode->bi_promote_target ? inode->bi_promote_target - 1U
+		: c->sb ? (unsigned)BCH_SB_PROMOTE_TARGET(c->sb) : 0;
+}
+
+/*
+ * @sectors of extent @k were read from device @dev: counted per device
+ * (fs usage), and told to promote (c->promote.read_hook, fs/promote.h).
+ */
+static void file_read_from(struct bch_file *f, const struct bkey_ref *k, unsigned dev,
+			   uint64_t sectors)
+{
+	struct bch_fs *c = f->c;
+
+	if (dev < BCH_FS_MAX_DEVS)
+		__atomic_fetch_add(&c->promote.read_sectors[dev], sectors, __ATOMIC_RELAXED);
+	if (c->promote.read_hook)
+		c->promote.read_hook(c, f->promote_target, k, dev, sectors);
 }
 
 void bch_file_reset(struct bch_file *f, uint64_t size)
@@ -471,6 +489,8 @@ static int read_key_sectors(struct bch_file *f, const struct bkey_ref *k,
 	uint64_t ks = k->k.p.offset - k->k.size;
 	int ret = bch_read_extent(f->c, k, a - ks, (unsigned)(b - a), dst, &f->rc, err);
 
+	if (!ret && bch_extent_has_data(&k->k))
+		file_read_from(f, k, f->rc.last_dev, b - a);
 	if (ret && partial && ret != -ENOMEM) {
 		*partial = true;
 		ret = 0;
@@ -617,10 +637,13 @@ static int file_segs_key(struct bch_file *f, void *arg, const struct bkey_ref *k
 	while (r->ra && a < b) {
 		uint64_t from = max_t(uint64_t, a << BCH_SECTOR_SHIFT, r->rd.offset), to;
 		const void *data = NULL;
-		unsigned n = bch_read_extent_locate(f->c, k, a - ks, (unsigned)(b - a), r->ra, &data);
+		unsigned dev = 0;
+		unsigned n = bch_read_extent_locate(f->c, k, a - ks, (unsigned)(b - a), r->ra, &data,
+						    &dev);
 
 		if (!n)
 			break;
+		file_read_from(f, k, dev, n);
 		to = min_t(uint64_t, (a + n) << BCH_SECTOR_SHIFT, r->rd.end);
 		if (from > done)	/* a hole before */
 			memset(r->rd.buf + (done - r->rd.offset), 0, (size_t)(from - done));

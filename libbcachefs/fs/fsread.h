@@ -131,6 +131,7 @@ struct bch_file {
 
 	struct bch_read_cache	rc;
 	uint64_t		ov_changes;	/* c->overlay.changes when positioned */
+	unsigned		promote_target;	/* at open (fs/promote.h): 0 none */
 	bool			atime_done;	/* the mount updated the atime once */
 
 	/* bch_file_read_ahead(): its own iterator, queued up to ahead_sector */

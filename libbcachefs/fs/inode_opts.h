@@ -6,7 +6,7 @@
  * The 2018 core showed them as the extended attributes "bcachefs.NAME"
  * (doc/format.md §5.7): never stored as xattr keys, they read and write the inode.
  * This module turns option names and text values into field values and
- * back; fsops.c and the mount put them behind the xattr calls.
+ * back; fsops_attr.c and the mount put them behind the xattr calls.
  */
 #ifndef BCH_INODE_OPTS_H
 #define BCH_INODE_OPTS_H

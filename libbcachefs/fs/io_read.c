@@ -299,7 +299,21 @@ bool bch_extent_reads_as_hole(struct bch_fs *c, const struct bkey_ref *k)
 	return true;
 }
 
-/* The usable copies of @k in the order to try them: dirty first, then cached. */
+/*
+ * Which pass of order_copies() tries pointer @p: cached copies whose gen
+ * is known to be current first (they are on the promote target, a cache
+ * device or the foreground target: the fast devices, doc/engine.md §10),
+ * then dirty ones, then cached ones whose bucket gen is not known.
+ */
+static unsigned copy_pass(struct bch_fs *c, const struct bkey_ref *k,
+			  const struct extent_ptr_decoded *p)
+{
+	if (!p->ptr.cached && k->k.type != BCH_EXTENT_CACHED)
+		return 1;
+	return ptr_dev_present(c, p->ptr.dev) && c->devs[p->ptr.dev]->bucket_gens ? 0 : 2;
+}
+
+/* The usable copies of @k in the order to try them (copy_pass()). */
 static unsigned order_copies(struct bch_fs *c, const struct bkey_ref *k,
 			     const struct extent_ptr_decoded *ptrs, unsigned n,
 			     struct extent_ptr_decoded *order,
@@ -307,11 +321,9 @@ static unsigned order_copies(struct bch_fs *c, const struct bkey_ref *k,
 {
 	unsigned nr_order = 0, i, pass;
 
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < 3; pass++)
 		for (i = 0; i < n; i++) {
-			bool cached = ptrs[i].ptr.cached || k->k.type == BCH_EXTENT_CACHED;
-
-			if (cached != (pass == 1))
+			if (copy_pass(c, k, &ptrs[i]) != pass)
 				continue;
 			if (!ptr_dev_present(c, ptrs[i].ptr.dev)) {
 				(*nr_missing)++;
@@ -396,6 +408,7 @@ int bch_read_extent(struct bch_fs *c, const struct bkey_ref *k,
 	for (i = 0; i < nr_order; i++) {
 		ret = read_ptr(c, &k->k, &order[i], sector_in_key, nr, buf, rc, err);
 		if (!ret) {
+			rc->last_dev = order[i].ptr.dev;
 			/*
 			 * The running filesystem has the copies that failed
 			 * rewritten from a good one (core/integrity.h)
@@ -849,7 +862,7 @@ void bch_read_ahead_restart(struct bch_read_ahead *a)
 
 unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 				uint64_t sector_in_key, unsigned nr,
-				struct bch_read_ahead *a, const void **data)
+				struct bch_read_ahead *a, const void **data, unsigned *dev)
 {
 	struct extent_ptr_decoded p;
 	struct ahead_region r;
@@ -874,6 +887,7 @@ unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 			a->nr_taken++;
 		} else if (j->state == AHEAD_OK && region_eq(&j->r, &r)) {
 			*data = job_buf(a, j) + (skip << BCH_SECTOR_SHIFT);
+			*dev = p.ptr.dev;
 			ret = (unsigned)min_t(uint64_t, nr, r.decoded - skip);
 			a->nr_served++;
 		}

@@ -6,7 +6,8 @@
  * For sectors [s, s + n) of the file that lie inside extent key K:
  *
  *   - pick a pointer: devices that are present, not stale (bucket gens in
- *     c->devs[dev]->bucket_gens when known), dirty copies before cached ones;
+ *     c->devs[dev]->bucket_gens when known), cached copies whose gens are
+ *     known first (they are on the fast devices), then dirty ones;
  *   - unencoded data (no checksum, no compression): read just the needed
  *     sectors at ptr.offset + crc.offset + (s - start(K));
  *   - encoded data: read the whole compressed_size region at ptr.offset,
@@ -73,6 +74,8 @@ struct bch_read_cache {
 	unsigned long	nr_decoded;	/* extents read from disk and decoded */
 	unsigned long	nr_hits;	/* reads served from the cache */
 	unsigned long	nr_retries;	/* copies that failed and were skipped */
+	/* the device the last successful bch_read_extent() read from */
+	uint8_t		last_dev;
 };
 
 #define BCH_READ_CACHE_INIT	((struct bch_read_cache) { 0 })
@@ -147,11 +150,11 @@ void bch_read_ahead_restart(struct bch_read_ahead *ra);
  * (not queued, a region the worker found bad, or one it had not started:
  * that one is taken from it). A region being read is waited for. *@data
  * stays valid until the next bch_read_extent_ahead() or
- * bch_read_ahead_restart() on @ra.
+ * bch_read_ahead_restart() on @ra; *@dev is the device they were read from.
  */
 unsigned bch_read_extent_locate(struct bch_fs *c, const struct bkey_ref *k,
 				uint64_t sector_in_key, unsigned nr,
-				struct bch_read_ahead *ra, const void **data);
+				struct bch_read_ahead *ra, const void **data, unsigned *dev);
 
 /* Worker statistics, for tests: regions read and verified, taken over,
  * and served from its buffers. */

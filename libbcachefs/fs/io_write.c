@@ -164,6 +164,7 @@ unsigned bch_extent_value(const struct bch_encoded *e, const struct bch_extent_p
 		struct bch_extent_ptr p = { 0 };
 
 		SET_EXTENT_PTR_TYPE(&p, 1);
+		SET_EXTENT_PTR_CACHED(&p, ptrs[i].cached);
 		SET_EXTENT_PTR_OFFSET(&p, ptrs[i].offset);
 		SET_EXTENT_PTR_DEV(&p, ptrs[i].dev);
 		SET_EXTENT_PTR_GEN(&p, ptrs[i].gen);
@@ -341,13 +342,18 @@ bool bch_dev_in_target(struct bch_fs *c, unsigned dev, unsigned target)
 	return false;
 }
 
-/* May @dev take user data of a write with @o? */
+/*
+ * May @dev take user data of a write to @target (0: any device)? A device
+ * of durability 0 (a cache device) only when it is in the target: it
+ * takes a cached copy, and the write goes on until the durable copies
+ * are enough (wp_space()).
+ */
 static bool dev_usable(struct bch_fs *c, const struct bch_allocator *a, unsigned dev,
 		       unsigned target)
 {
 	const struct bch_dev_alloc *d = dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
 
-	return d && d->present && d->state == BCH_MEMBER_STATE_RW && d->durability &&
+	return d && d->present && d->state == BCH_MEMBER_STATE_RW && (d->durability || target) &&
 	       (d->data_allowed & (1U << BCH_DATA_USER)) && bch_dev_in_target(c, dev, target);
 }
 
@@ -401,7 +407,7 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 {
 	const struct bch_allocator *a = bch_fs_rw_alloc(c);
 	unsigned durability = 0, i;
-	uint64_t full = 0, devs = 0;
+	uint64_t full = 0, devs = 0, cached_devs = 0;
 	int ret;
 
 	/* slots beyond the durability wanted (the options changed) close */
@@ -452,7 +458,15 @@ static int wp_space(struct bch_fs *c, struct bch_write_point *wp, const struct b
 		}
 		if (!s->open)
 			break;
-		devs |= 1ULL << s->dev;
+		if (a->devs[s->dev]->durability) {
+			devs |= 1ULL << s->dev;
+		} else if (!(cached_devs & (1ULL << s->dev))) {
+			/* a cache device's copy is a cached pointer: its own entry (§16) */
+			ret = bch_fs_rw_replicas_mark(c, BCH_DATA_CACHED, 1ULL << s->dev, err);
+			if (ret)
+				return ret;
+			cached_devs |= 1ULL << s->dev;
+		}
 		durability += a->devs[s->dev]->durability;
 		if (*space > s->bucket_size - s->used)
 			*space = s->bucket_size - s->used;
@@ -560,6 +574,8 @@ static int64_t write_extents(struct bch_fs *c, const struct bch_io_opts *o, uint
 			}
 			ptrs[i] = (struct bch_extent_ptr_unpacked) {
 				.offset = sector, .dev = (uint8_t)s->dev, .gen = s->gen,
+				/* a device of durability 0 holds cached data only */
+				.cached = !bch_fs_rw_alloc(c)->devs[s->dev]->durability,
 			};
 			s->used += (unsigned)e.out;
 		}

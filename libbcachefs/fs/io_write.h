@@ -10,7 +10,7 @@
  *   struct bch_io_opts o;
  *   bch_io_opts_get(c, &inode, &o);
  *   n = bch_write_extents(c, &o, inum, sector, data, sectors, &keys, err);
- *   ...the keys go into one transaction with the inode (fsops.c)...
+ *   ...the keys go into one transaction with the inode (fsops_data.c)...
  *
  * The write point (one per filesystem, for foreground writes) keeps an
  * open bucket per replica, on distinct devices, and fills it before it

@@ -102,6 +102,15 @@ bool bch_move_dev_takes_data(struct bch_fs *c, unsigned dev)
 	       (d->data_allowed & (1U << BCH_DATA_USER));
 }
 
+bool bch_move_dev_takes_cached(struct bch_fs *c, unsigned dev)
+{
+	const struct bch_allocator *a = bch_fs_rw_alloc(c);
+	const struct bch_dev_alloc *d = a && dev < BCH_ALLOC_MAX_DEVS ? a->devs[dev] : NULL;
+
+	return d && d->present && d->state == BCH_MEMBER_STATE_RW &&
+	       (d->data_allowed & (1U << BCH_DATA_USER));
+}
+
 uint64_t bch_extent_key_devs(const struct bkey_ref *k)
 {
 	struct extent_ptr_iter it;
@@ -234,7 +243,8 @@ int bch_move_write(struct bch_mover *m, unsigned sectors, uint64_t exclude,
 		for (unsigned d = 0; d < BCH_ALLOC_MAX_DEVS; d++) {
 			uint64_t f;
 
-			if ((exclude | m->full) & (1ULL << d) || !bch_move_dev_takes_data(c, d) ||
+			if ((exclude | m->full) & (1ULL << d) ||
+			    !(m->cached ? bch_move_dev_takes_cached(c, d) : bch_move_dev_takes_data(c, d)) ||
 			    a->devs[d]->bucket_size < sectors)
 				continue;
 			f = bch_alloc_dev_free(a, d) + (m->ob[d].open ? 1 : 0);
@@ -264,6 +274,7 @@ int bch_move_write(struct bch_mover *m, unsigned sectors, uint64_t exclude,
 			.offset = m->ob[dev].bucket * m->ob[dev].bucket_size + m->ob[dev].used,
 			.dev = (uint8_t)dev,
 			.gen = m->ob[dev].gen,
+			.cached = m->cached,
 		};
 		ret = dev_pwrite(c->devs[dev]->io, m->buf, (size_t)sectors << 9, ptr->offset << 9);
 		if (ret) {
@@ -297,12 +308,20 @@ bool bch_move_key_unchanged(struct bch_fs *c, const struct bkey_ref *k)
 	return same;
 }
 
+struct drop_arg {
+	struct bch_fs			*c;
+	const struct bch_move_drop	*d;
+};
+
+/* What @drop says, and stale cached pointers: an extent rewritten sheds them. */
 static bool drop_fn(const struct extent_ptr_decoded *p, unsigned i, void *arg)
 {
-	const struct bch_move_drop *d = arg;
+	const struct drop_arg *a = arg;
+	const struct bch_move_drop *d = a->d;
 
 	return (p->ptr.dev < 64 && (d->devs & (1ULL << p->ptr.dev))) ||
-	       (i < 64 && (d->idxs & (1ULL << i)));
+	       (i < 64 && (d->idxs & (1ULL << i))) ||
+	       (p->ptr.cached && bch_move_ptr_stale(a->c, &p->ptr));
 }
 
 int bch_move_update(struct bch_mover *m, struct btree_trans *t, const struct bkey_ref *k,
@@ -317,7 +336,9 @@ int bch_move_update(struct bch_mover *m, struct btree_trans *t, const struct bke
 	uint64_t devs;
 	int ret;
 
-	bytes = extent_drop_ptrs(k, drop_fn, (void *)drop, v, &left);
+	struct drop_arg da = { .c = c, .d = drop };
+
+	bytes = extent_drop_ptrs(k, drop_fn, &da, v, &left);
 	if (left == UINT32_MAX) {
 		pr_str(err, "invalid extent value");
 		return -EINVAL;
@@ -355,6 +376,9 @@ int bch_move_update(struct bch_mover *m, struct btree_trans *t, const struct bke
 		return -E2BIG;
 	}
 	ret = bch_fs_rw_replicas_mark(c, BCH_DATA_USER, devs, err);
+	for (unsigned i = 0; i < nr_new && !ret; i++)
+		if (new[i].cached)
+			ret = bch_fs_rw_replicas_mark(c, BCH_DATA_CACHED, 1ULL << new[i].dev, err);
 	if (ret)
 		return ret;
 	bch_trans_update(t, BTREE_ID_EXTENTS, &k->k, v, bytes);

@@ -65,6 +65,11 @@ struct bch_mover {
 	 * reserve (bch_move_floor()), because what it writes frees more.
 	 */
 	bool			gc;
+	/*
+	 * Promote's mover (fs/promote.c): its copies are cached, so devices
+	 * of durability 0 (cache devices) take them too.
+	 */
+	bool			cached;
 	uint8_t			*buf;		/* the region read */
 	size_t			buf_size;
 };
@@ -90,6 +95,9 @@ bool bch_move_ptr_stale(struct bch_fs *c, const struct bch_extent_ptr_unpacked *
 /* May the mover put a copy on @dev (present, read-write, durable, takes user data)? */
 bool bch_move_dev_takes_data(struct bch_fs *c, unsigned dev);
 
+/* May the mover put a cached copy on @dev (present, read-write, takes user data)? */
+bool bch_move_dev_takes_cached(struct bch_fs *c, unsigned dev);
+
 /* Devices any pointer of @k is on. */
 uint64_t bch_extent_key_devs(const struct bkey_ref *k);
 /* Devices of the dirty pointers of @k (its replicas entry), *@nr of them. */
@@ -112,8 +120,8 @@ int bch_move_read_good(struct bch_mover *m, const struct bkey_ref *k, uint64_t a
 		       struct extent_ptr_decoded *src, struct printbuf *why);
 /*
  * Write m->buf (@sectors) to a device outside @exclude, the one with the
- * most free buckets: *@ptr is where. -BCH_ERR_nospc when no device can
- * take it (above its floor).
+ * most free buckets: *@ptr is where (cached set for a cached mover).
+ * -BCH_ERR_nospc when no device can take it (above its floor).
  */
 int bch_move_write(struct bch_mover *m, unsigned sectors, uint64_t exclude,
 		   struct bch_extent_ptr_unpacked *ptr, struct printbuf *err);
@@ -131,8 +139,9 @@ struct bch_move_drop {
 bool bch_move_key_unchanged(struct bch_fs *c, const struct bkey_ref *k);
 /*
  * Add to @t the new version of extent @k: without the pointers @drop
- * says, plus @nr_new pointers @new (data described by @crc); its replicas
- * entry goes to the superblock first. With no pointer left, an extent
+ * says and without its stale cached pointers, plus @nr_new pointers @new
+ * (data described by @crc); its replicas entries (user, and cached for
+ * each new cached pointer) go to the superblock first. With no pointer left, an extent
  * becomes an error key and a cached extent goes. -EAGAIN when @k is not
  * the key in the btree any more (bch_move_key_unchanged()): nothing
  * added, the new copies are simply never referenced.

@@ -15,6 +15,7 @@
 #include "fs/worker.h"
 #include "alloc/alloc.h"
 #include "bkey/bkey_types.h"
+#include "bkey/extent_edit.h"
 #include "bkey/extents.h"
 #include "bkey/inode.h"
 #include "btree/btree.h"
@@ -103,6 +104,7 @@ struct rb_pass {
 	/* the options of the inode last looked at */
 	uint64_t		inum;
 	unsigned		target;
+	unsigned		promote;	/* its promote target: moved copies there stay, cached */
 	unsigned		compression;	/* on-disk type wanted in the background, 0 none */
 	struct bch_inode_unpacked inode;
 	bool			have_inode;
@@ -132,12 +134,15 @@ static unsigned rb_target(struct rb_pass *p, uint64_t inum)
 	p->inum = inum;
 	p->inum_valid = true;
 	p->target = (unsigned)BCH_SB_BACKGROUND_TARGET(p->c->sb);
+	p->promote = (unsigned)BCH_SB_PROMOTE_TARGET(p->c->sb);
 	compr = (unsigned)BCH_SB_BACKGROUND_COMPRESSION_TYPE(p->c->sb);
 	p->have_inode = !bch_inode_get(p->c, inum, &u, &ignore);
 	if (p->have_inode) {
 		p->inode = u;
 		if (u.bi_background_target)
 			p->target = u.bi_background_target - 1U;
+		if (u.bi_promote_target)
+			p->promote = u.bi_promote_target - 1U;
 		if (u.bi_background_compression)
 			compr = u.bi_background_compression - 1U;
 	}
@@ -161,18 +166,22 @@ __printf(2, 3) static void rb_error(struct rb_pass *p, const char *fmt, ...)
 
 /*
  * Move the dirty pointers of @k outside its background target into it:
- * the copies written, the update added to @t. 0, or -BCH_ERR_nospc (the
- * target is full: the pass ends) or another error that ends it.
+ * the copies written, the update added to @t. A pointer moved off a
+ * device of the file's promote target stays as a cached copy (as the 2018
+ * kernel did when the promote target was the foreground target): the
+ * next reads are served from it until its bucket is reused. 0, or
+ * -BCH_ERR_nospc (the target is full: the pass ends) or another error
+ * that ends it.
  */
 static int rb_key(struct rb_pass *p, struct btree_trans *t, const struct bkey_ref *k)
 {
 	struct bch_fs *c = p->c;
 	struct bch_move_drop drop = { 0 };
-	struct bch_extent_ptr_unpacked new[BCH_REPLICAS_MAX];
-	struct extent_ptr_decoded ptr, src;
+	struct bch_extent_ptr_unpacked new[2 * BCH_REPLICAS_MAX];
+	struct extent_ptr_decoded ptr, src, out[BCH_REPLICAS_MAX];
 	struct extent_ptr_iter it;
 	struct printbuf why = PRINTBUF;
-	unsigned target, i = 0, nr_out = 0, nr_new = 0, sectors, out_idx[BCH_REPLICAS_MAX];
+	unsigned target, i = 0, nr_out = 0, nr_new = 0, nr_moved, sectors, out_idx[BCH_REPLICAS_MAX];
 	uint64_t into = 0, new_devs = 0;
 	int ret = 0;
 
@@ -186,6 +195,7 @@ static int rb_key(struct rb_pass *p, struct btree_trans *t, const struct bkey_re
 		if (ptr.ptr.cached || ptr.ptr.dev >= 64 || idx >= 64 || nr_out == BCH_REPLICAS_MAX ||
 		    bch_move_ptr_stale(c, &ptr.ptr) || bch_dev_in_target(c, ptr.ptr.dev, target))
 			continue;
+		out[nr_out] = ptr;
 		out_idx[nr_out++] = idx;
 	}
 	if (!nr_out)
@@ -222,6 +232,14 @@ static int rb_key(struct rb_pass *p, struct btree_trans *t, const struct bkey_re
 	}
 	if (ret)
 		goto out;
+	/* the moved pointers on the promote target come back as cached copies */
+	nr_moved = nr_new;
+	for (unsigned j = 0; j < nr_moved && p->promote; j++)
+		if (bch_dev_in_target(c, out[j].ptr.dev, p->promote) &&
+		    extent_crc_same(&out[j].crc, &src.crc)) {
+			new[nr_new] = out[j].ptr;
+			new[nr_new++].cached = true;
+		}
 	ret = bch_move_update(&p->m, t, k, &drop, &src.crc, new, nr_new, &why);
 	if (ret == -EAGAIN) {
 		ret = 0;
@@ -234,9 +252,9 @@ static int rb_key(struct rb_pass *p, struct btree_trans *t, const struct bkey_re
 		goto out;
 	}
 	p->extents++;
-	p->sectors += (uint64_t)sectors * nr_new;
+	p->sectors += (uint64_t)sectors * nr_moved;
 	c->rebalance.extents++;
-	c->rebalance.sectors += (uint64_t)sectors * nr_new;
+	c->rebalance.sectors += (uint64_t)sectors * nr_moved;
 out:
 	printbuf_exit(&why);
 	return ret;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Rebalance (spec 30 §8.3, issue 21 part 2): data outside its background
+ * Rebalance (spec 30 §8.3, doc/engine.md §17): data outside its background
  * target is moved there, and data not compressed as its background
  * compression says is compressed, in the background.
  *
@@ -12,21 +12,22 @@
  *     the pointer swapped (fs/move.h: read and verify, write, one update
  *     refused when the extent changed); as many pointers move as copies
  *     could be written, so an extent never loses durability; a target
- *     with no room ends the pass;
+ *     with no room ends the pass; a pointer moved off a device of the
+ *     file's promote target stays as a cached pointer (its bucket is
+ *     reused when room is needed, alloc/alloc.h);
  *   - else, compressed otherwise than its background compression: its
  *     data is read and decoded, encoded anew (compressed, encrypted with a
  *     new version, checksummed), written with as many copies as it has
  *     dirty ones, and the key replaced if unchanged (bch_move_replace());
  *     data that does not compress is left alone and not tried again while
  *     the mount lasts (the 2018 format has no mark for it).
- * Cached pointers are not moved (a recompressed extent drops them).
+ * Cached pointers are not moved (a recompressed extent drops them); stale
+ * ones go with any update of the extent (bch_move_update()).
  *
  * The mount's rebalance thread runs a pass when the filesystem has a
  * background target and something was committed since the last pass
  * that moved nothing (looked at every second), a chunk at a time under
  * the engine lock with sleeps three times as long between (as copygc).
- *
- * Not done yet: promote_target and cached copies.
  */
 #ifndef BCH_FS_REBALANCE_H
 #define BCH_FS_REBALANCE_H

@@ -151,6 +151,7 @@ struct quick {
 	uint64_t		lf_inum;
 
 	struct qahead		*ahead;		/* the read-ahead thread, NULL: none */
+	bool			ahead_later;	/* not started yet: at the first parent of many leaves */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -205,6 +206,14 @@ static bool q_gc_ptr(struct quick *q, unsigned id, unsigned level, const struct 
  * parent comes from the thread, whatever the machine's load.
  */
 #define QAHEAD	1
+
+/*
+ * The thread starts at the first parent of at least this many leaves: a
+ * filesystem whose btrees are a few leaves each (d1: two at most) gains
+ * less than the thread costs to start and to wait for, and a leaf in
+ * flight is memory.
+ */
+#define QAHEAD_MIN_LEAVES	4
 
 enum { QJOB_QUEUED, QJOB_RUNNING, QJOB_DONE };
 
@@ -430,6 +439,8 @@ static void qcur_exit(struct qcur *cur)
 		if (cur->node[l])
 			qnode_put(cur, l);
 	qahead_drop(cur);
+	/* (the cache would keep the last node: the next btree's first read comes on top of it) */
+	bch_btree_cache_trim(cur->q->c);
 	free(cur->ov);
 	node_arena_free(cur->arena);
 	memset(cur->node, 0, sizeof(cur->node));
@@ -550,7 +561,13 @@ static bool qcur_descend(struct qcur *cur, unsigned level)
 		const struct btree_node_h *n = cur->node[level];
 		size_t i = cur->idx[level];
 		struct bpos_h min = i ? bpos_successor(cur->id, n->keys[i - 1].k.p) : n->min_key;
-		struct btree_node_h *leaf = level == 1 && cur->q->ahead ? qahead_leaf(cur, n, i) : NULL;
+		struct btree_node_h *leaf;
+
+		if (level == 1 && cur->q->ahead_later && n->nr_keys >= QAHEAD_MIN_LEAVES) {
+			cur->q->ahead = qahead_start(cur->q->c);
+			cur->q->ahead_later = false;	/* (started, or it cannot be) */
+		}
+		leaf = level == 1 && cur->q->ahead ? qahead_leaf(cur, n, i) : NULL;
 
 		if (leaf) {
 			cur->node[0] = leaf;
@@ -1155,7 +1172,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 	/* nodes read before (their messages went elsewhere) are read again */
 	bch_btree_cache_exit(c);
 	bch_btree_cache_set_max(c, QUICK_CACHE_NODES);
-	q->ahead = qahead_start(c);
+	q->ahead_later = true;
 	q->gc = bch_fsck_gc_start(c, &q->silent, false);
 	if (q->silent.nr_seen)
 		give_up(q, "mark and sweep: the superblocks and the journal");

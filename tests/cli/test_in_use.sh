@@ -1,5 +1,5 @@
 # A filesystem in use is never written by a second command, however it is
-# reached (issue 15, item 1):
+# reached:
 #   - another process holding the image (flock, shared as a reader): format
 #     and fsck -y refused, fsck -f -n still reads it;
 #   - the image mounted, then format / fsck -y of a loop device of it;

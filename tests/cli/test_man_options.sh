@@ -1,5 +1,5 @@
-# The man page documents every option of every command (issue 15, item
-# 16): each option that a command's --help lists (short and long, the
+# The man page documents every option of every command:
+# each option that a command's --help lists (short and long, the
 # sub-options of mount -o too) appears in that command's section of
 # man/bcachefs.8 (".SS <command>" up to the next section), and the man page
 # defines (a .TP entry) no option of a command that its --help does not

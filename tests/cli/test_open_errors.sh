@@ -1,5 +1,5 @@
-# Every open failure is said once, accurately, the same for every command
-# (issue 15, item 10): an empty file, a file of zeros (no superblock), a
+# Every open failure is said once, accurately, the same for every command:
+# an empty file, a file of zeros (no superblock), a
 # directory, a missing path, and an encrypted filesystem whose passphrase
 # is asked on standard input that is empty. For each command that opens a
 # filesystem: a non-zero exit, nothing on stdout, exactly one line on

@@ -1,4 +1,4 @@
-# Smaller polish (issue 15, item 17):
+# Smaller polish:
 #  a. extract names the destination it cannot write (not the path in the
 #     filesystem);
 #  b. fsck -y of a read-only device refuses before saying "fixing"

@@ -1,4 +1,4 @@
-# One style of usage error for every command (issue 15, item 11): an
+# One style of usage error for every command: an
 # unknown option (long or short), an option without its value and a
 # missing device give exit 16 and exactly two lines on stderr:
 #   bcachefs CMD: <what is wrong, naming the option>

@@ -1,6 +1,5 @@
 # -V/--version on mkfs.bcachefs, fsck.bcachefs and bcachefs (as mkfs.ext4
-# and e2fsck have), and 'bcachefs help CMD' showing that command's help
-# (issue 15, item 14).
+# and e2fsck have), and 'bcachefs help CMD' showing that command's help.
 set -u
 . "$(dirname "$0")/../lib.sh"
 cd "$WORK" || exit 1

@@ -1,5 +1,5 @@
-# Crash states of the read-write mount (issue 11, done-means 4;
-# tests/crash/README.md): a scripted workload with fsyncs (mkdir, new files
+# Crash states of the read-write mount
+# (tests/crash/README.md): a scripted workload with fsyncs (mkdir, new files
 # of several sizes, rename, rename over a file, unlink, truncate, overwrite,
 # append, a directory of small files) runs on `bcachefs mount` with
 # BCH_WRITE_LOG set for the mount process. Before each operation the

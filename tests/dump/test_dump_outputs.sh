@@ -1,6 +1,7 @@
 #!/bin/sh
-# dump's outputs (issue 22, "commands that destroy"; issue 23's messages):
-# only a regular file is ever replaced. A character device (a mknod copy of
+# dump's outputs (a command that destroys must not destroy what it was not
+# asked to; one style of message): only a regular file is ever replaced.
+# A character device (a mknod copy of
 # /dev/full and of /dev/null), a directory, /dev/full itself, a FIFO: each
 # refused with -f too, with one line saying what the output is (never "File
 # exists"), nothing created, the node still there. A dump that fails while

@@ -1,4 +1,4 @@
-# The smallest filesystems (issue 15, item 4): every size from the minimum
+# The smallest filesystems: every size from the minimum
 # the error message advertises (1024 blocks: 4 MiB with 4k blocks) up
 # formats, initialises and checks clean, with --fs_size too, and takes a
 # small tree with --source; the block size is lowered when the buckets

@@ -1,4 +1,4 @@
-# format --source with xattrs too large for a key (issue 15, item 5): the
+# format --source with xattrs too large for a key: the
 # filesystem is still made, with everything else (the other xattrs of the
 # same file included); each xattr left out is named on stderr, once, with
 # the limit; no misleading error first; exit status 2. The limit is

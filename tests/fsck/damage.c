@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * damage: random btree-node damage for the fsck convergence test
- * (tests/fsck/test_fsck_converge.sh, issue 5 done-means 3).
+ * (tests/fsck/test_fsck_converge.sh).
  *
  *   damage IMAGE SEED [BYTES]
  *	Pick one btree node of the (single-device, unencrypted) filesystem
@@ -17,8 +17,8 @@
  *	1 = error.
  *
  *   damage IMAGE SEED --interior
- *	Damage one random interior node or root (any btree, any level;
- *	issue 14): a quarter of the seeds zero its magic (the node cannot
+ *	Damage one random interior node or root (any btree, any level):
+ *	a quarter of the seeds zero its magic (the node cannot
  *	be read, and the node scan does not find it); the others overwrite
  *	1-8 random bytes anywhere in its bsets, header included, with the
  *	checksums recomputed (half of the seeds) or not. The leaves stay

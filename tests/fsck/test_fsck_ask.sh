@@ -1,4 +1,4 @@
-# Interactive fsck on a terminal (issue 15, item 13), on corpus case 042
+# Interactive fsck on a terminal, on corpus case 042
 # (four wrong link counts): each question shows its default (<y>) and
 # takes one key without Enter; Enter is the default; an invalid key is
 # asked again; Ctrl-C cancels with fsck(8)'s 32 (not 130) and changes

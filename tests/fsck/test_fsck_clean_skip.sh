@@ -1,4 +1,4 @@
-# The clean fast path (issue 24; e2fsck's "clean" check): fsck -n and
+# The clean fast path (e2fsck's "clean" check): fsck -n and
 # fsck -p of a filesystem that was unmounted cleanly (superblock marked
 # clean, one journal entry with nothing to replay, every member present)
 # stop there, exit 0, say so, and read no btree node; -f, -y and

@@ -1,4 +1,4 @@
-# Convergence of fsck -y on randomly damaged images (issue 5, done-means 3).
+# Convergence of fsck -y on randomly damaged images.
 #
 # The image: tests/fsck/converge-orig.img.zst, a fixed 16 MiB image made by
 # `format --source` (8k btree nodes, so each btree has several nodes) of a
@@ -50,7 +50,7 @@ if [ -n "${TEST_QUICK:-}" ]; then nseeds=${CONVERGE_SEEDS:-50}; else nseeds=${CO
 first=${CONVERGE_FIRST:-1}
 tmo=${CONVERGE_TIMEOUT:-20}
 
-# Expected failures, while the repairs are being written (issue 5): one
+# Expected failures, while the repairs are being written: one
 # line "KIND~REGEX~REASON" each. KIND is notconv (REGEX is matched against
 # "[BTREE MIN MAX] first message of the last fsck -f -n") or opfail (against
 # the first line of the fsck -y output), crash (against the sanitizer

@@ -1,4 +1,4 @@
-# One member of a 2-device filesystem (issue 15, item 9). fsck -f -n, list,
+# One member of a 2-device filesystem. fsck -f -n, list,
 # list_journal and extract of a member alone refuse, naming the missing
 # member (index and uuid) and --degraded, instead of saying "clean" (the
 # first member) or reporting the copies on the missing device as damage

@@ -1,4 +1,4 @@
-# Interrupted repair (issue 5, done-means 4): an fsck -y cut off at any
+# Interrupted repair: an fsck -y cut off at any
 # write leaves an image that the next fsck -y repairs to the same state as
 # an uninterrupted repair.
 #

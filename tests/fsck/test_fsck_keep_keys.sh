@@ -1,4 +1,4 @@
-# A repair loses no more than it must (issue 15, item 18).
+# A repair loses no more than it must.
 #  - Keys out of order inside a bset (corpus case 109: two dirents of /d5
 #    swapped, checksum fixed) are still readable: fsck -f -n reports one
 #    problem, fsck -y sorts them and keeps every name: the tree extracted

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Inodes lost with their btree node (issue 22, "commands that destroy"):
+# Inodes lost with their btree node:
 # the inodes btree of a filesystem of a few hundred files is one leaf, its
 # root, and that node is zeroed: the node scan finds no copy of it (only
 # the leaf of the first mount, older), so the inodes are gone while their

@@ -1,4 +1,4 @@
-# fsck's modes exclude each other (issue 15, item 2): -n, -p (-a) and -y,
+# fsck's modes exclude each other: -n, -p (-a) and -y,
 # given together in any order or bundled, are a usage error (exit 16) and
 # the image is not touched, though it has a problem any repair would fix
 # (corpus case 002: a wrong link count). The same mode twice, and -p with

@@ -1,4 +1,4 @@
-# fsck --no-scan-nodes (issue 22): the node scan runs by default when a
+# fsck --no-scan-nodes: the node scan runs by default when a
 # root or interior node is lost; --no-scan-nodes skips it, and then fsck
 # must not delete what the scan would have found. On the image of
 # test_fsck_scan.sh (scan-orig.img.zst), with one node's magic zeroed

@@ -1,4 +1,4 @@
-# fsck's quick check (libbcachefs/fsck/fsck_quick.c, issue 24): one read
+# fsck's quick check (libbcachefs/fsck/fsck_quick.c): one read
 # of each btree that proves the passes would find nothing. It must pass
 # every clean golden image (else a clean filesystem pays for every pass:
 # the figures of `make bench` depend on it), and it must give up on every

@@ -1,4 +1,4 @@
-# The node scan (issue 14): a lost root or interior node costs nothing
+# The node scan: a lost root or interior node costs nothing
 # when the leaves under it are intact.
 #
 # The image: tests/fsck/scan-orig.img.zst (make-damage-images.sh scan):

@@ -1,4 +1,4 @@
-# Random damage of interior nodes and roots (issue 14): whatever happens
+# Random damage of interior nodes and roots: whatever happens
 # to them, the leaves are intact, so no file may be lost.
 #
 # The image: tests/fsck/scan-orig.img.zst (see test_fsck_scan.sh: 10k
@@ -25,7 +25,7 @@
 #
 # Knobs: SCAN_SEEDS (default 8; TEST_QUICK: 3), SCAN_FIRST (default 1),
 # SCAN_EXTRA (default "201 248 285 378"; TEST_QUICK: "248"; "" for none),
-# SCAN_TIMEOUT (seconds per run before it counts as a hang, default 300). The full run of the issue
+# SCAN_TIMEOUT (seconds per run before it counts as a hang, default 300). The full run
 # (200 seeds, by hand): SCAN_SEEDS=200 sh tests/run.sh fsck/test_fsck_scan_random
 # A failing seed reproduces with
 #   zstd -d tests/fsck/scan-orig.img.zst -o orig.img; cp orig.img t.img

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target: one request to a mount's control socket (issue 12). Input:
+ * Fuzz target: one request to a mount's control socket. Input:
  * flags byte (unused), then the request as it arrives (ctl_proto.h:
  * header, ioctl argument, path).
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Fuzz target: the read path of the mount (issue 22) without FUSE. Input:
+ * Fuzz target: the read path of the mount without FUSE. Input:
  * the image encoding of fuzz.h, as fuzz_image (flags byte, devices, runs
  * of bytes); flag bit 1 gives only the first device (degraded), bit 2
  * opens the filesystem read-write.

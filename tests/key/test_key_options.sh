@@ -1,4 +1,4 @@
-# Passphrase options, the same everywhere (issue 15, item 12):
+# Passphrase options, the same everywhere:
 #  - list and list_journal of an encrypted filesystem ask for the
 #    passphrase on a terminal (as fsck, extract and mount do);
 #  - --passphrase-file and --passphrase_file are both accepted by every

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Helpers of the mount's integrity tests (test_mount_integrity.sh and
-test_mount_repair_read.sh, issue 22).
+test_mount_repair_read.sh).
 
   integrity.py tree DIR                 make the test tree (files with data and an xattr each)
   integrity.py manifest DIR OUT         what the tree holds: names, sha256, xattrs (JSON)

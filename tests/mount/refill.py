@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Fill / delete a random half / refill (issue 21): the copying GC test.
+"""Fill / delete a random half / refill: the copying GC test.
 
 refill.py MOUNTPOINT [--cycles N] [--seed S] [--size BYTES] [--min PCT]
           [--json FILE] [--delete-half] [--ballast BYTES] [--mixed]

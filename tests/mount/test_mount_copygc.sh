@@ -1,5 +1,5 @@
 #!/bin/sh
-# The copying GC (issue 21): on a 16 MiB image (1024 buckets of 16 KiB,
+# The copying GC: on a 16 MiB image (1024 buckets of 16 KiB,
 # the proportions of a 64 MiB or 1 GiB one at a fraction of the time),
 # 4 KiB files written until ENOSPC, a random half deleted (seeded), the
 # space refilled, three times (refill.py): each refill must take at least

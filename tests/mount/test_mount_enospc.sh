@@ -1,5 +1,5 @@
 #!/bin/sh
-# A full filesystem (issue 25): every error is true, space reserved is
+# A full filesystem: every error is true, space reserved is
 # space held, and the filesystem never bricks itself.
 #
 # 1. Fill, truncate back 8 MiB, many small creates (64 MiB): every failure is

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A seeded multi-process random workload at 100% full (issue 25): creates
+# A seeded multi-process random workload at 100% full: creates
 # (half of them empty: the btree grows), writes, truncates and unlinks on
 # a filesystem that a filler file keeps full. Every call that returned an
 # error returned ENOSPC and left no trace: after a remount the tree is

@@ -1,6 +1,6 @@
 #!/bin/sh
-# The error action when the mount finds a node with no good copy (issue
-# 22): the superblock's (format --error_action) unless -o errors= says
+# The error action when the mount finds a node with no good copy
+# (core/integrity.h): the superblock's (format --error_action) unless -o errors= says
 # otherwise. A dirents leaf damaged (its checksum no longer matches):
 #   remount-ro (the default): mounted, read-only at once: writes fail with
 #     EROFS, reads are right or EIO, `fs usage` says read-only;

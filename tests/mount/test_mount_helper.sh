@@ -74,7 +74,7 @@ wait_mounted rw
 unmount_wait
 
 # the options of the 2018 mount: sb= of a copy the layout has (the line
-# migrate prints), refused by name for one it lacks (issue 23)
+# migrate prints), refused by name for one it lacks
 off=$("$BCACHEFS" show-super -l "$img" | sed -n 's/^ *Offsets:[[:space:]]*[0-9]*, *\([0-9]*\).*/\1/p')
 [ -n "$off" ] || fail "no second superblock offset in show-super -l"
 mount -t bcachefs -o "sb=$off,errors=remount-ro" "$img" "$mnt" || fail "mount -t bcachefs -o sb=$off"

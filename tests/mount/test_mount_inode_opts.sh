@@ -1,5 +1,5 @@
 #!/bin/sh
-# Per-file options through the mount (issue 21 part 3, spec 10 §7.2): the
+# Per-file options through the mount (spec 10 §7.2): the
 # "bcachefs.*" xattrs set, get, list and remove the inode's option fields;
 # bad values and unknown names are EINVAL; new files and directories take
 # their directory's options; the write path follows them (zstd, crc64 and

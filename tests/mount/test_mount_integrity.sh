@@ -1,5 +1,5 @@
 #!/bin/sh
-# A damaged node is an error, never silent wrong data (issue 22). For each
+# A damaged node is an error, never silent wrong data. For each
 # btree (extents, inodes, dirents, xattrs, alloc), a leaf, an interior node
 # and the root of a filesystem of 400 files (2 KiB nodes: three levels) are
 # damaged three ways: 8 bytes flipped in the keys (the checksum no longer

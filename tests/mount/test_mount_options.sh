@@ -1,5 +1,5 @@
 #!/bin/sh
-# The mount options of the 2018 kernel a user may type (issue 23): the
+# The mount options of the 2018 kernel a user may type: the
 # line migrate prints (-o sb=N) mounts the migrated filesystem; nochanges
 # and norecovery mount read-only; compression=, data_checksum= and
 # data_replicas= change what new data gets; fsck, fix_errors, errors= with an unknown action,

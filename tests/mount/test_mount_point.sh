@@ -1,4 +1,4 @@
-# The mount point must be a directory (issue 15, item 8): a regular file,
+# The mount point must be a directory: a regular file,
 # a missing path or a device node as the mount point is refused before
 # the filesystem is opened (exit 1, a message naming it), nothing is
 # mounted; a directory still works.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Quotas (issue 21 part 4, doc/format.md §5.9): a filesystem formatted with
+# Quotas (doc/format.md §5.9): a filesystem formatted with
 # --usrquota --grpquota counts, per uid and gid, the sectors and inodes of
 # its files as the mount changes them (create, write, truncate, chown,
 # unlink); `bcachefs quota report` of the mount equals a walk of the tree

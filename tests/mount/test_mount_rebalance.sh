@@ -1,5 +1,5 @@
 #!/bin/sh
-# Rebalance (issue 21, part 2): with --group=ssd A --group=hdd B
+# Rebalance: with --group=ssd A --group=hdd B
 # --foreground_target=ssd --background_target=hdd, data written lands on
 # the ssd and moves to the hdd in the background within seconds; the
 # files read back the same during and after, `fs usage --json` shows what

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Repair on read (issue 22): replicas=2, one copy of a dirents leaf and one
+# Repair on read: replicas=2, one copy of a dirents leaf and one
 # copy of a file's data damaged (the copy read first). Read-only mount:
 # everything reads right from the other copies and nothing is written
 # (fsck -n still reports the bad node copy). Read-write mount: everything

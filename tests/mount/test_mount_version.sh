@@ -1,5 +1,5 @@
 #!/bin/sh
-# A read-write mount keeps the superblock version (issue 22): a version-8
+# A read-write mount keeps the superblock version: a version-8
 # filesystem (a fresh image with the version field of every superblock copy
 # set to 8, checksums recomputed: nothing else differs for an unencrypted
 # filesystem) is written through a read-write mount, and every superblock

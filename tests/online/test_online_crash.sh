@@ -1,5 +1,5 @@
 #!/bin/sh
-# Jobs interrupted and killed (issue 12, done-means 4): Ctrl-C of `data
+# Jobs interrupted and killed: Ctrl-C of `data
 # scrub` stops the job cleanly (exit 130, a scrub run again completes);
 # the mount is killed with SIGKILL in
 # the middle of `device evacuate` and of `data rereplicate`. After the next

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Degraded (issue 12, done-means 2): a member of a --replicas=2 filesystem
+# Degraded: a member of a --replicas=2 filesystem
 # goes missing (its image file removed). A normal mount is refused; `mount
 # -o degraded` works and every file reads back; writes go on (one copy).
 # `device add` a new device and `data rereplicate` restore two copies of

@@ -1,5 +1,5 @@
 #!/bin/sh
-# One style for online refusals (issue 23): one line on stderr, the
+# One style for online refusals: one line on stderr, the
 # command's name, what is wrong and what would help; -f offered only where
 # it changes the outcome; device add's minimum size is the real one (from
 # the filesystem's bucket and btree node sizes); no action line before a

@@ -1,6 +1,6 @@
 #!/bin/sh
-# device add of what the filesystem itself is made of (issue 22, "commands
-# that destroy"): refused before anything is written, even with -f, and the
+# device add of what the filesystem itself is made of: refused before
+# anything is written, even with -f, and the
 # images stay byte for byte what they were. (A member of another filesystem
 # is refused without -f, naming it; -f formats it.)
 #   - unmounted: `device add -f u.img u.img` (its own member; formatting it

@@ -1,6 +1,6 @@
 #!/bin/sh
-# The ioctl ABI and every refusal of doc/ioctl.md §9 (issue 12, done-means 4
-# and 5), spoken byte for byte to a mount's control socket (ctl_client.py):
+# The ioctl ABI and every refusal of doc/ioctl.md §9,
+# spoken byte for byte to a mount's control socket (ctl_client.py):
 # unknown and compiled-out numbers (ENOTTY), malformed requests (EPROTO,
 # the mount keeps serving), every flag and padding check (EINVAL), lookups
 # (EINVAL by index, ENOENT by path), USAGE too small (ERANGE), READ_SUPER,

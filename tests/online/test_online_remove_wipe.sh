@@ -1,5 +1,5 @@
 #!/bin/sh
-# device remove (issue 22): the removed device no longer looks like a member.
+# device remove: the removed device no longer looks like a member.
 # Before, it kept a complete superblock ("Devices: 2 live", not clean), so
 # show-super, mount and fsck took it for one. Now the magic of every
 # superblock copy and of the layout is zeroed (so blkid and the 2018 tools

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Data jobs go on where they stopped (issue 23): a scrub interrupted at
+# Data jobs go on where they stopped: a scrub interrupted at
 # about half way (Ctrl-C: exit 130, "run it again to go on from there")
 # resumes from its position when run again: its progress starts there and
 # its summary counts only the rest, in the job's units (extents and bytes

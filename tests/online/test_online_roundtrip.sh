@@ -1,5 +1,5 @@
 #!/bin/sh
-# The round trip an administrator lives (issue 12, done-means 1): a
+# The round trip an administrator lives: a
 # filesystem of 2 devices with --replicas=2, mounted, a real tree copied in
 # and a writer busy in the background the whole time; `device add` a
 # third; `device set-state failed` on the first (refused without -f, it

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Scrub (issue 12, done-means 3): on a --replicas=2 filesystem, data blocks
+# Scrub: on a --replicas=2 filesystem, data blocks
 # of one replica of two files and one copy of a btree node are damaged on
 # the image; `data scrub` reports each one, repairs it from the good copy
 # and exits 0; a second scrub finds nothing; the damaged device alone then

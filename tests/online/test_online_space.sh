@@ -1,13 +1,13 @@
 #!/bin/sh
-# One accounting (issue 23): after writing compressed and replicated data,
+# One accounting: after writing compressed and replicated data,
 # `fs usage --json`, statfs (df) and a walk of the tree agree: capacity,
 # used and available are the same numbers in fs usage and df; used +
 # reserved + available = capacity; the per-device buckets add up to used;
 # the uncompressed user data is what the files hold (st_blocks, every
 # copy) and the on-disk size is smaller for compressible data; df -i
 # counts the inodes (kept as they come and go, not walked), read-write
-# and read-only. (The mount writes no cached data yet: durability-0
-# members take none.)
+# and read-only. (No cached data here: no promote target, no
+# durability-0 member.)
 . "$TESTDIR/../lib.sh"
 . "$TESTDIR/lib_online.sh"
 online_setup

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Finding a running filesystem and `fs usage` (issue 12, done-means 5 and the
-# transport): BCH_IOCTL_QUERY_UUID answered by ioctl(2) on a directory and a
+# Finding a running filesystem (doc/ioctl.md §1-2) and `fs usage`:
+# BCH_IOCTL_QUERY_UUID answered by ioctl(2) on a directory and a
 # file of the mount; `fs usage` reached through the mountpoint, a path inside,
 # a file, the UUID and a member device gives the same figures; JSON for
 # scripts; anyone may read usage; clear errors for a path that is not

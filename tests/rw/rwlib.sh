@@ -34,7 +34,7 @@ rw_tmpfs() {
 # rw_mount IMAGE: `bcachefs mount -f -o rw` IMAGE on
 # $WORK/mnt-rw as a background job ($pid, $mnt; log $WORK/rw.log; unmount
 # with `unmount_fg rw`). No allow_other: mounted by root, every user may
-# use the mount by default (issue 23), and the permission checks of the
+# use the mount by default, and the permission checks of the
 # POSIX suite run as another uid. $RW_MOUNT_OPTS: more -o options. Exits 77
 # while the mount refuses read-write (before the read-write engine), and
 # when it mounts but a file cannot be created.

@@ -1,5 +1,5 @@
-# Every field of show-super's text form is in its --json form (issue 15,
-# item 15), with the same value: each "Label: value" line of
+# Every field of show-super's text form is in its --json form,
+# with the same value: each "Label: value" line of
 # `show-super -l -f all` (top, layout, members, crypt, journal, replicas)
 # is looked up in a table of JSON keys; a label missing from the table
 # fails too (a new text field needs its JSON key). The disk groups, which

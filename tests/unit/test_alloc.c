@@ -368,6 +368,95 @@ static void test_user_data_durable(void **state)
 	bch_fs_close(c);
 }
 
+/*
+ * Cached data pins nothing (doc/engine.md §8.5): a bucket with only cached
+ * data is free, counted in nr_free_cached, taken after the clean free
+ * buckets; taking it (or invalidating it in a batch) bumps its gen, in
+ * the readers' gens too, and says so (took_cached).
+ */
+static void test_cached_buckets(void **state)
+{
+	struct bch_fs *c = format_open();
+	struct bch_allocator a;
+	struct printbuf err = PRINTBUF;
+	uint64_t nfree, b, x, y, bk[4];
+	uint8_t gen, g0, gens[4], rg[NBUCKETS] = { 0 };
+
+	alloc_init(&a, c);
+	a.devs[0]->read_gens = rg;
+	a.devs[0]->nr_read_gens = NBUCKETS;
+	nfree = bch_alloc_dev_free(&a, 0);
+
+	/* x: written, emptied of its dirty data, cached copies left in it */
+	assert_int_equal(bch_alloc_bucket(&a, 0, BCH_DATA_USER, 0, &x, &gen, &err), 0);
+	assert_false(a.took_cached);
+	assert_int_equal(rg[x], gen);
+	bch_alloc_mark_cached(&a, 0, x);
+	assert_false(bch_alloc_bucket_free(&a, 0, x));
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 0);
+	bch_alloc_wp_close(&a, 0, x, 1);
+	bch_alloc_release_durable(&a, 1);
+	assert_true(bch_alloc_bucket_free(&a, 0, x));
+	assert_int_equal(bch_alloc_dev_free(&a, 0), nfree);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 1);
+	/* marked again (another cached pointer): counted once */
+	bch_alloc_mark_cached(&a, 0, x);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 1);
+
+	/* the cursor wraps to x, but clean buckets come first */
+	a.devs[0]->next = x;
+	assert_int_equal(bch_alloc_bucket(&a, 0, BCH_DATA_USER, 0, &b, &gen, &err), 0);
+	assert_int_not_equal(b, x);
+	assert_false(a.took_cached);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 1);
+
+	/* only cached buckets left free: x is taken, with a new gen everywhere */
+	while (bch_alloc_dev_free(&a, 0) > bch_alloc_dev_free_cached(&a, 0))
+		assert_int_equal(bch_alloc_bucket(&a, 0, BCH_DATA_USER, 0, &b, &gen, &err), 0);
+	g0 = bch_bucket(a.devs[0], x)->gen;
+	assert_int_equal(bch_alloc_bucket(&a, 0, BCH_DATA_USER, 0, &b, &gen, &err), 0);
+	assert_int_equal(b, x);
+	assert_true(a.took_cached);
+	assert_int_equal(gen, (uint8_t)(g0 + 1));
+	assert_int_equal(rg[x], gen);
+	assert_false(bch_bucket(a.devs[0], x)->cached);
+	assert_int_equal(bch_alloc_dev_free(&a, 0), 0);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 0);
+
+	/* a batch: two free cached buckets (x and another) get new gens and stay free, clean */
+	bch_alloc_mark_cached(&a, 0, x);
+	bch_alloc_wp_close(&a, 0, x, 2);
+	bch_alloc_release_durable(&a, 2);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 1);
+	y = 0;
+	for (b = 1; b < NBUCKETS && !y; b++)
+		if (!bch_alloc_bucket_free(&a, 0, b) && bch_bucket(a.devs[0], b)->owned)
+			y = b;
+	assert_true(y != 0);
+	bch_alloc_mark_cached(&a, 0, y);
+	bch_alloc_wp_close(&a, 0, y, 3);
+	bch_alloc_release_durable(&a, 3);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 2);
+	g0 = bch_bucket(a.devs[0], y)->gen;
+	assert_int_equal(bch_alloc_invalidate_cached(&a, 0, 4, bk, gens), 2);
+	assert_int_equal(bch_alloc_dev_free_cached(&a, 0), 0);
+	assert_int_equal(bch_alloc_dev_free(&a, 0), 2);
+	assert_true(bch_alloc_bucket_free(&a, 0, y));
+	assert_int_equal(bch_bucket(a.devs[0], y)->gen, (uint8_t)(g0 + 1));
+	assert_int_equal(rg[y], (uint8_t)(g0 + 1));
+	assert_true(bch_bucket(a.devs[0], y)->gen_dirty);
+	assert_int_equal(bch_alloc_invalidate_cached(&a, 0, 4, bk, gens), 0);
+	/* taken now: no flush needed */
+	assert_int_equal(bch_alloc_bucket(&a, 0, BCH_DATA_USER, 0, &b, &gen, &err), 0);
+	assert_false(a.took_cached);
+
+	a.devs[0]->read_gens = NULL;
+	a.devs[0]->nr_read_gens = 0;
+	printbuf_exit(&err);
+	bch_alloc_exit(&a);
+	bch_fs_close(c);
+}
+
 static void test_two_devices(void **state)
 {
 	struct bch_allocator a;
@@ -619,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_init_and_mark),
 		cmocka_unit_test(test_bucket_alloc),
 		cmocka_unit_test(test_user_data_durable),
+		cmocka_unit_test(test_cached_buckets),
 		cmocka_unit_test(test_two_devices),
 		cmocka_unit_test(test_journal_alloc),
 		cmocka_unit_test(test_replicas),

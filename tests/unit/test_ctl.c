@@ -1,5 +1,5 @@
 /*
- * Unit tests for the control interface (issue 12):
+ * Unit tests for the control interface:
  *   - every ioctl structure byte for byte against the layouts of doc/ioctl.md
  *     §4 (the seed's header; the 2018 tools' 112-byte DATA too);
  *   - the request decoder of the mount's control socket (ctl_proto.c)

@@ -14,7 +14,7 @@
  *   - batched commits: nothing durable until bch_journal_flush() (or
  *     the age limit of flush_old), seq_durable follows; unbatched:
  *     every commit durable;
- *   - a full filesystem (issue 25): data stops short of the btree
+ *   - a full filesystem: data stops short of the btree
  *     reserve; a commit that finds no room fails with ENOSPC and changes
  *     nothing (overlay, journal, btree); reserve mode still commits; the
  *     checkpoint of what was committed always fits;
@@ -495,7 +495,7 @@ static void test_sb_write(void **state)
 	printbuf_exit(&err);
 }
 
-/* Full (issue 25): every error is true, and a checkpoint always fits. */
+/* Full: every error is true, and a checkpoint always fits. */
 static void test_full_reserve(void **state)
 {
 	struct printbuf err = PRINTBUF;

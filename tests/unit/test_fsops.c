@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The filesystem operations (fsops.c) on an image made by our format,
+ * The filesystem operations (fsops*.c) on an image made by our format,
  * called in-process as the mount calls them: space comes back after a
  * delete once the journal entry is durable (bucket accounting), names
  * that collide in the hash table (every probe-run case of doc/format.md §5.6.3:
@@ -140,7 +140,7 @@ static void test_space_back(void **state)
 /*
  * The statfs inode count (df -i) follows creates, unlinks, a rename over
  * a file and the delete of a file unlinked while open, and agrees with a
- * fresh count (issue 23: kept, not walked).
+ * fresh count (kept as inodes come and go, not walked).
  */
 static bool in_use_always(void *arg, uint64_t inum)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Integrity of what the running filesystem reads (core/integrity.c and the
- * verifying reader of btree/node.c, issue 22):
+ * verifying reader of btree/node.c):
  *   - the error action in force (the errors= option over the superblock's),
  *     what each does when a node has no good copy (the log line, the range
  *     remembered, writes refused there or everywhere, panic);

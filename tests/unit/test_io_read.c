@@ -338,7 +338,10 @@ static void test_damage_replicas(void **state)
 	tfs_free(t);
 }
 
-/* Stale cached pointers are skipped; dirty pointers are preferred. */
+/*
+ * Stale cached pointers are skipped; a cached copy whose gen is known to
+ * be current is read before the dirty ones (it is on a fast device).
+ */
 static void test_stale_cached(void **state)
 {
 	struct tfs *t = tfs_new();
@@ -353,9 +356,15 @@ static void test_stale_cached(void **state)
 	t->c->devs[0]->bucket_gens = xcalloc(DEV_SECTORS / 128, 1);
 	t->c->devs[0]->bucket_gens[1] = 3;
 
-	/* cached copy first in the value, dirty second: dirty is read */
+	/* dirty copy first in the value, current cached copy second: the cached one is read */
 	tkey_init(&k, BCH_EXTENT, 4100, 8, 8);
+	add_ptr(&k, 1, 256, 0, false);
 	add_ptr(&k, 0, 128, 3, true);
+	assert_int_equal(bch_read_extent(t->c, &k.k, 0, 8, out, NULL, &err), 0);
+	assert_memory_equal(out, a, sizeof(a));
+	/* the cached copy stale (gen 2 < bucket gen 3): the dirty one is read */
+	tkey_init(&k, BCH_EXTENT, 4100, 8, 8);
+	add_ptr(&k, 0, 128, 2, true);
 	add_ptr(&k, 1, 256, 0, false);
 	assert_int_equal(bch_read_extent(t->c, &k.k, 0, 8, out, NULL, &err), 0);
 	assert_memory_equal(out, b, sizeof(b));
@@ -628,6 +637,7 @@ static void test_read_ahead(void **state)
 	struct tkey a, b, c, d, e, f, h;
 	unsigned long done, taken, served;
 	const void *p = NULL;
+	unsigned dev = 0;
 	unsigned i;
 	int r = 0;
 
@@ -686,7 +696,7 @@ static void test_read_ahead(void **state)
 	ra = bch_read_ahead_new(t->c);
 	assert_non_null(ra);
 	/* nothing queued yet: nothing located */
-	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 0, 128, ra, &p), 0);
+	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 0, 128, ra, &p, &dev), 0);
 	assert_int_equal(bch_read_extent_ahead(t->c, &a.k, 0, 128, ra), 1);
 	assert_int_equal(bch_read_extent_ahead(t->c, &b.k, 0, 128, ra), 1);
 	assert_int_equal(bch_read_extent_ahead(t->c, &c.k, 0, 300, ra), 1);
@@ -695,26 +705,27 @@ static void test_read_ahead(void **state)
 	wait_done(ra, 7);
 
 	/* the data, from the worker's buffers */
-	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 0, 128, ra, &p), 128);
+	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 0, 128, ra, &p, &dev), 128);
+	assert_int_equal(dev, 0);
 	assert_memory_equal(p, data, bytes);
-	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 5, 3, ra, &p), 3);
+	assert_int_equal(bch_read_extent_locate(t->c, &a.k, 5, 3, ra, &p, &dev), 3);
 	assert_memory_equal(p, data + 5 * 512, 3 * 512);
 	/* the damaged copy is not handed out; bch_read_extent() reports it */
-	assert_int_equal(bch_read_extent_locate(t->c, &b.k, 0, 128, ra, &p), 0);
+	assert_int_equal(bch_read_extent_locate(t->c, &b.k, 0, 128, ra, &p, &dev), 0);
 	assert_int_equal(bch_read_extent(t->c, &b.k, 0, 128, out, NULL, &err),
 			 -BCH_ERR_csum_mismatch);
 	/* pieces: a range ends at its piece's end */
-	assert_int_equal(bch_read_extent_locate(t->c, &c.k, 130, 170, ra, &p), 126);
+	assert_int_equal(bch_read_extent_locate(t->c, &c.k, 130, 170, ra, &p, &dev), 126);
 	assert_memory_equal(p, big + 130 * 512, 126 * 512);
-	assert_int_equal(bch_read_extent_locate(t->c, &c.k, 256, 44, ra, &p), 44);
+	assert_int_equal(bch_read_extent_locate(t->c, &c.k, 256, 44, ra, &p, &dev), 44);
 	assert_memory_equal(p, big + 256 * 512, 44 * 512);
 	/* decoded: decompressed, and decrypted after the MAC */
-	assert_int_equal(bch_read_extent_locate(t->c, &d.k, 0, 100, ra, &p), 100);
+	assert_int_equal(bch_read_extent_locate(t->c, &d.k, 0, 100, ra, &p, &dev), 100);
 	assert_memory_equal(p, text + 10 * 512, 100 * 512);
-	assert_int_equal(bch_read_extent_locate(t->c, &e.k, 3, 97, ra, &p), 97);
+	assert_int_equal(bch_read_extent_locate(t->c, &e.k, 3, 97, ra, &p, &dev), 97);
 	assert_memory_equal(p, text + 13 * 512, 97 * 512);
 	/* outside the key */
-	assert_int_equal(bch_read_extent_locate(t->c, &d.k, 90, 20, ra, &p), 0);
+	assert_int_equal(bch_read_extent_locate(t->c, &d.k, 90, 20, ra, &p, &dev), 0);
 
 	/* queued again: nothing new (f, queued after, is the eighth region) */
 	assert_int_equal(bch_read_extent_ahead(t->c, &a.k, 0, 128, ra), 1);
@@ -726,7 +737,7 @@ static void test_read_ahead(void **state)
 	usleep(50000);
 	bch_read_ahead_stats(ra, &done, &taken, &served);
 	assert_int_equal(done, 8);
-	assert_int_equal(bch_read_extent_locate(t->c, &f.k, 0, 64, ra, &p), 64);
+	assert_int_equal(bch_read_extent_locate(t->c, &f.k, 0, 64, ra, &p, &dev), 64);
 	assert_memory_equal(p, big, 64 * 512);
 
 	/* hostile keys are not queued: a region larger than a buffer, one
@@ -736,7 +747,7 @@ static void test_read_ahead(void **state)
 	add_crc(&h, &crc);
 	add_ptr(&h, 0, 0, 0, false);
 	assert_int_equal(bch_read_extent_ahead(t->c, &h.k, 0, 256, ra), 0);
-	assert_int_equal(bch_read_extent_locate(t->c, &h.k, 0, 128, ra, &p), 0);
+	assert_int_equal(bch_read_extent_locate(t->c, &h.k, 0, 128, ra, &p, &dev), 0);
 	tkey_init(&h, BCH_EXTENT, 4107, 64, 64);
 	add_ptr(&h, 0, DEV_SECTORS - 10, 0, false);
 	assert_int_equal(bch_read_extent_ahead(t->c, &h.k, 0, 64, ra), 0);

@@ -394,6 +394,104 @@ static void test_overlay_keys(void **state)
 	free(out);
 }
 
+/* A seeded run of keys (at most @max): sorted; extents do not overlap (some empty). */
+static size_t rand_run(struct bkey_ref *k, size_t max, bool extents, bool first, unsigned *seed)
+{
+	/* (a third of the later runs after every key of the first: appended bsets) */
+	uint64_t pos = !first && rand_r(seed) % 3 == 0 ? 400 + rand_r(seed) % 8 : rand_r(seed) % 8;
+	size_t nr = first ? (size_t)rand_r(seed) % max : (size_t)rand_r(seed) % 12, i;
+	static uint64_t vals[4] = { 1 | (1024ULL << 4) | (1ULL << 56) };
+
+	if (nr > max)
+		nr = max;
+	for (i = 0; i < nr; i++) {
+		unsigned type = rand_r(seed) % 4 == 0 && !first ? rand_r(seed) % 2 : 128 + 2 * (rand_r(seed) % 2);
+
+		if (extents) {
+			uint64_t len = first || rand_r(seed) % 8 ? 1 + rand_r(seed) % 20 : 0;
+
+			k[i] = ext(7, pos, pos + len, type);
+			if (type == 128) {
+				k[i].k.u64s = 6;
+				k[i].v = vals;
+				k[i].v_bytes = 8;
+			}
+			pos += len + rand_r(seed) % (first ? 6 : 40);
+		} else {
+			k[i] = key(7, pos, type, rand_r(seed));
+			/* (equal positions inside a later run: the later key wins) */
+			pos += first || rand_r(seed) % 4 ? 1 + (uint64_t)(rand_r(seed) % 5) : 0;
+		}
+	}
+	return nr;
+}
+
+/*
+ * bch_keys_overlay_in_place() and bch_keys_overlay_in_buffer() (what a
+ * node of several bsets is parsed with) give exactly what
+ * bch_keys_overlay_rounds() gives, key for key, on seeded random runs of
+ * both kinds (later runs overlapping the first, or after it).
+ */
+static void test_overlay_in_place(void **state)
+{
+	unsigned seed = 12345;
+
+	for (unsigned iter = 0; iter < 4000; iter++) {
+		bool extents = iter & 1;
+		struct bkey_ref first[64], later[3][12], *ref, *k;
+		struct key_run runs[3];
+		unsigned nr_runs = 1 + rand_r(&seed) % 3;
+		struct node_arena *a = node_arena_new(), *b = node_arena_new();
+		size_t nr_first = rand_run(first, 64, extents, true, &seed), nr_ref, nr, cap;
+		struct keyvec cur = { .k = first, .nr = nr_first, .size = nr_first };
+
+		for (unsigned r = 0; r < nr_runs; r++)
+			runs[r] = (struct key_run) { later[r], rand_run(later[r], 12, extents, false, &seed) };
+		bch_keys_overlay_rounds(extents, cur, false, runs, nr_runs, a, &ref, &nr_ref);
+
+		cap = bch_keys_overlay_room(extents, nr_first, runs, nr_runs);
+		k = xmalloc(cap * sizeof(*k));
+		memcpy(k, first, nr_first * sizeof(*k));
+		nr = bch_keys_overlay_in_place(extents, k, nr_first, cap, runs, nr_runs, b);
+		assert_int_equal(nr, nr_ref);
+		for (size_t i = 0; i < nr; i++) {
+			assert_int_equal(k[i].k.p.offset, ref[i].k.p.offset);
+			assert_int_equal(k[i].k.size, ref[i].k.size);
+			assert_int_equal(k[i].k.type, ref[i].k.type);
+			assert_int_equal(k[i].k.version_lo, ref[i].k.version_lo);
+			assert_int_equal(k[i].v_bytes, ref[i].v_bytes);
+			if (k[i].v_bytes)
+				assert_memory_equal(k[i].v, ref[i].v, k[i].v_bytes);
+		}
+		free(k);
+
+		/* non-extents: the runs where they were read, after the first */
+		if (!extents) {
+			struct key_run_at at[3];
+			size_t pos = 64 + rand_r(&seed) % 4;
+
+			k = xmalloc((pos + 3 * 12) * sizeof(*k));
+			memcpy(k, first, nr_first * sizeof(*k));
+			for (unsigned r = 0; r < nr_runs; r++) {
+				at[r] = (struct key_run_at) { pos, runs[r].nr };
+				memcpy(k + pos, runs[r].k, runs[r].nr * sizeof(*k));
+				pos += runs[r].nr + rand_r(&seed) % 2;
+			}
+			nr = bch_keys_overlay_in_buffer(k, nr_first, at, nr_runs);
+			assert_int_equal(nr, nr_ref);
+			for (size_t i = 0; i < nr; i++) {
+				assert_int_equal(k[i].k.p.offset, ref[i].k.p.offset);
+				assert_int_equal(k[i].k.type, ref[i].k.type);
+				assert_int_equal(k[i].k.version_lo, ref[i].k.version_lo);
+			}
+			free(k);
+		}
+		free(ref);
+		node_arena_free(a);
+		node_arena_free(b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -406,6 +504,7 @@ int main(void)
 		cmocka_unit_test(test_overlay_extents),
 		cmocka_unit_test(test_overlay_extent_split),
 		cmocka_unit_test(test_overlay_keys),
+		cmocka_unit_test(test_overlay_in_place),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The one accounting of statfs and fs usage (alloc/space.c, issue 23):
+ * The one accounting of statfs and fs usage (alloc/space.c):
  * used + reserved + available = capacity on every device and in total;
  * the buckets of each data type add up to used; the btree reserve never
  * exceeds what is free; a member that takes no user data reserves all
