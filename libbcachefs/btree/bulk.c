@@ -62,6 +62,8 @@ static uint64_t ptrs_devs(const struct btree_ptr_h *p, unsigned nr)
 }
 
 static size_t node_budget(const struct btree_write_ctx *w, unsigned fill);
+static size_t node_room(const struct btree_write_ctx *w);
+static size_t node_mem(const struct btree_write_ctx *w);
 
 /*
  * The bytes @k takes in a node of format @f: packed (the format was chosen
@@ -79,16 +81,18 @@ static size_t key_bytes(const struct bkey_format_h *f, const struct bkey_h *k)
  * How many of @keys, from the first, go into a node starting at @min
  * within @budget bytes as they will be written: packed with the format
  * bch_btree_node_build() will choose for exactly those keys (and @min),
- * grown key by key. At least one when there is one. @as_unpacked: counted unpacked instead
+ * grown key by key, and within @mem bytes unpacked (what a reader holds
+ * of the node: fsck's memory follows it). At least one when there is
+ * one. @as_unpacked: counted unpacked instead
  * (a build into nodes reserved by bch_bulk_nodes_for(), which counts so,
  * must use every one of them: bch_bulk_build_pool()).
  */
 static size_t node_take(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
-			size_t budget, bool as_unpacked)
+			size_t budget, size_t mem, bool as_unpacked)
 {
 	struct bkey_format_state st, next;
 	struct bkey_format_h f;
-	size_t j, packed = 0, vals = 0, unpacked = 0;
+	size_t j, packed = 0, vals = 0, unpacked = 0, in_mem = 0;
 
 	if (as_unpacked) {
 		for (j = 0; j < nr && (!j || unpacked + (size_t)keys[j].k.u64s * 8 <= budget); j++)
@@ -109,8 +113,9 @@ static size_t node_take(struct bpos_h min, const struct bkey_ref *keys, size_t n
 		/* the packed keys so far and this one, at the grown format's width */
 		bytes = (packed + packs) * f.key_u64s * 8 + vals + unpacked +
 			(packs ? (size_t)(k->u64s - BKEY_U64S_UNPACKED) * 8 : (size_t)k->u64s * 8);
-		if (j && bytes > budget)
+		if (j && (bytes > budget || in_mem + (size_t)k->u64s * 8 > mem))
 			break;
+		in_mem += (size_t)k->u64s * 8;
 		st = next;
 		if (packs) {
 			packed++;
@@ -144,18 +149,21 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 	 * (nothing journalled yet) writes 0.
 	 */
 	uint64_t stamp = c ? c->journal.seq : 0;
-	size_t i = 0, biggest, rem = pool ? 0 : bch_bulk_bytes(min, keys, nr, &biggest);
+	size_t i = 0, mem = node_mem(w);
+	struct bulk_size rem = { 0 };
 	struct bkey_format_h fall;
 	int ret;
 
-	if (!pool)
+	if (!pool) {
+		bch_bulk_measure(min, keys, nr, &rem);
 		bch_bkey_format_choose(min, keys, nr, &fall);
+	}
 	do {
 		struct btree_ptr_h ptrs[BCH_REPLICAS_MAX];
 		struct btree_node_buf nb = { 0 };
 		struct bkey_ref pk;
 		uint64_t pv[BKEY_BTREE_PTR_VAL_U64s_MAX];
-		size_t j, b = budget;
+		size_t j, b = budget, m = mem;
 		unsigned nr_ptrs;
 		bool last;
 
@@ -167,14 +175,19 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		 * its size rather than a full one and one of the few (a run of
 		 * those would bloat the tree, every node taking a bucket, until
 		 * a nearly full filesystem has no room for it). Sizes to come
-		 * are counted packed with the format of all the keys (rem), no
-		 * node packs them wider.
+		 * (rem) are counted packed with the format of all the keys (no
+		 * node packs them wider), and unpacked (a node's memory).
 		 */
-		if (!pool && rem > budget && rem < budget + budget / 3)
-			b = min_t(size_t, budget, rem / 2 + biggest);
-		j = i + node_take(min, keys + i, nr - i, b, pool != NULL);
-		for (size_t k = i; !pool && k < j; k++)
-			rem -= min_t(size_t, rem, key_bytes(&fall, &keys[k].k));
+		if (!pool && !bch_bulk_fits(w, &rem, 1, SIZE_MAX /* no spare */) &&
+		    3 * rem.packed < 4 * budget && 3 * rem.unpacked < 4 * mem) {
+			b = min_t(size_t, budget, rem.packed / 2 + rem.big_packed);
+			m = min_t(size_t, mem, rem.unpacked / 2 + rem.big_unpacked);
+		}
+		j = i + node_take(min, keys + i, nr - i, b, m, pool != NULL);
+		for (size_t k = i; !pool && k < j; k++) {
+			rem.packed -= min_t(size_t, rem.packed, key_bytes(&fall, &keys[k].k));
+			rem.unpacked -= min_t(size_t, rem.unpacked, (size_t)keys[k].k.u64s * 8);
+		}
 		last = j == nr;
 
 		struct btree_node_new n = {
@@ -223,22 +236,41 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 	return 0;
 }
 
-size_t bch_bulk_bytes(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
-		      size_t *biggest)
+void bch_bulk_measure(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
+		      struct bulk_size *sz)
 {
 	struct bkey_format_h f;
-	size_t total = 0, big = 0;
 
+	memset(sz, 0, sizeof(*sz));
 	bch_bkey_format_choose(min, keys, nr, &f);
 	for (size_t i = 0; i < nr; i++) {
-		size_t b = key_bytes(&f, &keys[i].k);
+		size_t p = key_bytes(&f, &keys[i].k), u = (size_t)keys[i].k.u64s * 8;
 
-		total += b;
-		big = max_t(size_t, big, b);
+		sz->packed += p;
+		sz->unpacked += u;
+		sz->big_packed = max_t(size_t, sz->big_packed, p);
+		sz->big_unpacked = max_t(size_t, sz->big_unpacked, u);
 	}
-	if (biggest)
-		*biggest = big;
-	return total;
+}
+
+size_t bch_bulk_leaves(const struct btree_write_ctx *w, const struct bulk_size *sz)
+{
+	size_t budget = node_budget(w, 0), mem = node_mem(w);
+
+	if (!budget || !mem)
+		return 1;
+	return max_t(size_t, 1, max_t(size_t, DIV_ROUND_UP(sz->packed, budget),
+				      DIV_ROUND_UP(sz->unpacked, mem)));
+}
+
+bool bch_bulk_fits(const struct btree_write_ctx *w, const struct bulk_size *sz,
+		   size_t nodes, size_t spare_div)
+{
+	size_t budget = node_budget(w, 0), mem = node_mem(w);
+	size_t sp = spare_div ? budget / spare_div : sz->big_packed;
+	size_t su = spare_div ? mem / spare_div : sz->big_unpacked;
+
+	return sz->packed + sp <= nodes * budget && sz->unpacked + su <= nodes * mem;
 }
 
 int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
@@ -253,20 +285,31 @@ int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
 			   node_budget(w, fill), NULL, ptrs, &stats, err);
 }
 
-size_t bch_bulk_node_budget(const struct btree_write_ctx *w)
+/* A node's bytes less room for its header and block padding. */
+static size_t node_room(const struct btree_write_ctx *w)
 {
-	return node_budget(w, 0);
+	size_t node_bytes = (size_t)w->node_sectors * 512;
+
+	return node_bytes > 1024 ? node_bytes - 1024 : node_bytes / 2;
+}
+
+/*
+ * The unpacked bytes of keys per node: what a reader of the node holds in
+ * memory, no more than the node itself (fsck's peak follows it: with 3/2
+ * of a node it went over e2fsck's on 100,000 files, bench/30-fsck-100k.sh;
+ * the packed budget then leaves nodes of small keys, inodes, emptier).
+ */
+static size_t node_mem(const struct btree_write_ctx *w)
+{
+	return node_room(w);
 }
 
 /* Bytes of keys per node, as written (packed). */
 static size_t node_budget(const struct btree_write_ctx *w, unsigned fill)
 {
-	size_t node_bytes = (size_t)w->node_sectors * 512;
-	/* room for the node header and block padding, whatever the fill */
-	size_t room = node_bytes > 1024 ? node_bytes - 1024 : node_bytes / 2;
-	size_t budget = node_bytes * (fill ? fill : 90) / 100;
+	size_t budget = (size_t)w->node_sectors * 512 * (fill ? fill : 90) / 100;
 
-	return budget < room ? budget : room;
+	return min_t(size_t, budget, node_room(w));
 }
 
 size_t bch_bulk_nodes_for(const struct btree_write_ctx *w, unsigned fill, size_t nr,

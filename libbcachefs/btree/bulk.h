@@ -3,7 +3,7 @@
  * Bulk-build a btree from sorted keys (doc/format.md §4.8, §4.9): for a new
  * filesystem, where nothing else is in the btree, the keys are cut into
  * leaves (each filled to about 9/10 of a node with its keys packed as
- * written, format chosen per node),
+ * written, format chosen per node, and to a node of them unpacked),
  * then interior levels of pointer keys up to a single root. Leaves
  * partition the key space: the first starts at POS_MIN, each next one at
  * the successor of its left neighbour's max_key, the last (and every
@@ -97,14 +97,24 @@ int bch_bulk_build_pool(struct bch_fs *c, const struct btree_write_ctx *w,
 			struct printbuf *err);
 
 /*
- * The bytes @keys take in nodes from @min, packed with the format of all
- * of them (no node of a build packs them wider); *@biggest (if not NULL):
- * the biggest key's.
+ * What keys take in nodes: packed with the format of all of them (no node
+ * of a build packs them wider), and unpacked (what a reader of the node
+ * holds in memory); each with its biggest key.
  */
-size_t bch_bulk_bytes(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
-		      size_t *biggest);
-/* The bytes of keys a build puts in a node (the default fill). */
-size_t bch_bulk_node_budget(const struct btree_write_ctx *w);
+struct bulk_size {
+	size_t	packed, unpacked, big_packed, big_unpacked;
+};
+
+void bch_bulk_measure(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
+		      struct bulk_size *sz);
+/* The leaves a build cuts keys of size @sz into (at least one). */
+size_t bch_bulk_leaves(const struct btree_write_ctx *w, const struct bulk_size *sz);
+/*
+ * Do keys of size @sz fit @nodes nodes of a build with a spare of
+ * 1/@spare_div of a node in both measures (0: a key's worth)?
+ */
+bool bch_bulk_fits(const struct btree_write_ctx *w, const struct bulk_size *sz,
+		   size_t nodes, size_t spare_div);
 
 /*
  * The most nodes bch_bulk_build() writes for @nr keys of @key_u64s

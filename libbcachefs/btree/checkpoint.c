@@ -258,20 +258,6 @@ static int rewrite_node(struct bch_fs *c, unsigned id, const struct bkey_ref *pt
 			unsigned level, struct bpos_h min, struct bpos_h max,
 			struct bulk_keys *out, struct printbuf *err);
 
-/* The bytes leaves holding @bytes of keys have: whole leaves, at least one. */
-static size_t leaf_capacity(struct bch_fs *c, size_t bytes)
-{
-	size_t budget = bch_bulk_node_budget(&c->rw->wctx);
-
-	return budget ? max_t(size_t, DIV_ROUND_UP(bytes, budget), 1) * budget : bytes;
-}
-
-/* The room left in the last of the leaves holding @bytes of keys. */
-static size_t leaf_room(struct bch_fs *c, size_t bytes)
-{
-	return leaf_capacity(c, bytes) - bytes;
-}
-
 /*
  * Leaves @ptrs[0..@nr) (consecutive children of one node, covering [@min,
  * @max]) all have overlay keys: their keys with the overlay go into one
@@ -279,14 +265,14 @@ static size_t leaf_room(struct bch_fs *c, size_t bytes)
  * them cannot be read, each is rewritten on its own instead.
  *
  * Trials, where nothing is written and 1 is returned: with @probe, the
- * bytes the new keys take (SIZE_MAX when a leaf cannot be read) are put
- * there, and nothing is written when their last leaf would have room for
- * a third of a leaf more; with @max_bytes, when they would take more (or
+ * number of leaves the new keys need is put there (0 when a leaf cannot
+ * be read), and nothing is written when their leaves would have room for
+ * a third of a leaf more; with @max_leaves, when they would need more (or
  * a leaf cannot be read). See rewrite_leaf_run().
  */
 static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *ptrs,
 			  size_t nr, struct bpos_h min, struct bpos_h max,
-			  size_t max_bytes, size_t *probe, struct bulk_keys *out,
+			  size_t max_leaves, size_t *probe, struct bulk_keys *out,
 			  struct printbuf *err)
 {
 	struct bch_fs_rw *rw = c->rw;
@@ -319,20 +305,26 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 		free(merged);
 		cmin = bpos_successor(id, ptrs[i].k.p);
 	}
-	if (max_bytes || probe) {
+	if (max_leaves || probe) {
 		/* a leaf that cannot be read: not here (the caller's last try handles it) */
-		size_t biggest = 0;
-		size_t bytes = got == nr ? bch_bulk_bytes(min, all, nr_all, &biggest) : SIZE_MAX;
+		struct bulk_size sz;
+		size_t need = 0;
+		bool no;
 
+		if (got == nr) {
+			bch_bulk_measure(min, all, nr_all, &sz);
+			need = bch_bulk_leaves(&rw->wctx, &sz);
+		}
 		if (probe)
-			*probe = bytes;
+			*probe = need;
 		/*
 		 * with a neighbour, a key's worth of margin: the leaves are cut
 		 * key by key, so the run may not take more leaves than alone
 		 * (the checkpoint's reserve counts on it: btree/reserve.c)
 		 */
-		if (probe ? bytes == SIZE_MAX || leaf_room(c, bytes) >= bch_bulk_node_budget(&rw->wctx) / 3
-			  : bytes == SIZE_MAX || bytes + biggest > max_bytes) {
+		no = !need || (probe ? bch_bulk_fits(&rw->wctx, &sz, need, 3)
+				     : !bch_bulk_fits(&rw->wctx, &sz, max_leaves, 0));
+		if (no) {
 			ret = 1;
 			/* what the read said is said again by the last try */
 			if (err->buf && err->pos > err_pos) {
@@ -388,7 +380,7 @@ static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_no
 			    struct printbuf *err)
 {
 	const struct bkey_ref *ptrs = parent->keys;
-	size_t bytes, room;
+	size_t leaves;
 	bool next = *j < parent->nr_keys, prev = bpos_cmp(prev_min, POS_H_MAX) != 0;
 	int ret;
 
@@ -400,16 +392,15 @@ static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_no
 	}
 	if (!next && !prev)
 		goto plain;
-	ret = rewrite_leaves(c, id, ptrs + *i, *j - *i, *cmin, gmax, 0, &bytes, out, err);
+	ret = rewrite_leaves(c, id, ptrs + *i, *j - *i, *cmin, gmax, 0, &leaves, out, err);
 	if (ret != 1)
 		return ret;	/* written: it left too little room for a neighbour */
-	if (bytes == SIZE_MAX)
+	if (!leaves)
 		goto plain;
-	room = leaf_capacity(c, bytes);
 	if (next) {
 		struct bpos_h nmax = *j + 1 == parent->nr_keys ? pmax : ptrs[*j].k.p;
 
-		ret = rewrite_leaves(c, id, ptrs + *i, *j + 1 - *i, *cmin, nmax, room, NULL,
+		ret = rewrite_leaves(c, id, ptrs + *i, *j + 1 - *i, *cmin, nmax, leaves, NULL,
 				     out, err);
 		if (ret != 1) {
 			(*j)++;
@@ -421,7 +412,7 @@ static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_no
 		struct bkey_ref last = out->k[out->nr - 1];
 
 		out->nr--;
-		ret = rewrite_leaves(c, id, ptrs + *i - 1, *j + 1 - *i, prev_min, gmax, room, NULL,
+		ret = rewrite_leaves(c, id, ptrs + *i - 1, *j + 1 - *i, prev_min, gmax, leaves, NULL,
 				     out, err);
 		if (ret != 1) {
 			free((void *)last.v);
