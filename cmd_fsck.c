@@ -202,6 +202,17 @@ static int fsck_initialize(char **devs, int nr, struct bch_fs_opts *opts,
 	return ret;
 }
 
+/* The start of the JSON summary: the device, the exit code, members missing. */
+static void fsck_json_begin(struct json *j, struct printbuf *out, const char *dev, int code,
+			    unsigned nr_missing)
+{
+	json_init(j, out, true);
+	json_obj_begin(j, NULL);
+	json_str(j, "device", dev);
+	json_u64(j, "exit_code", code);
+	json_u64(j, "members_missing", nr_missing);
+}
+
 /* What the fast path prints: clean, and that the nodes were not read. */
 static int fsck_clean_skipped(const char *dev, bool json)
 {
@@ -210,11 +221,7 @@ static int fsck_clean_skipped(const char *dev, bool json)
 	if (json) {
 		struct json j;
 
-		json_init(&j, &out, true);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "device", dev);
-		json_u64(&j, "exit_code", FSCK_EXIT_OK);
-		json_u64(&j, "members_missing", 0);
+		fsck_json_begin(&j, &out, dev, FSCK_EXIT_OK, 0);
 		json_bool(&j, "checked", false);
 		json_str(&j, "reason", "unmounted cleanly (-f forces a check)");
 		json_arr_begin(&j, "problems");
@@ -380,11 +387,7 @@ static void fsck_summary_print(struct fsck_state *s, const char *dev, int code,
 	if (json) {
 		struct json j;
 
-		json_init(&j, &out, true);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "device", dev);
-		json_u64(&j, "exit_code", code);
-		json_u64(&j, "members_missing", nr_missing);
+		fsck_json_begin(&j, &out, dev, code, nr_missing);
 		fsck_summary_to_json(&j, s);
 		json_obj_end(&j);
 	} else {
