@@ -151,11 +151,11 @@ struct gc_pass {
 	struct bch_mover	m;
 	unsigned long		member_changes;
 	/* what it did */
-	uint64_t		sectors, extents, raced, errors, buckets;
+	uint64_t		sectors, extents, raced, buckets;
 	uint64_t		held_ns;
 	bool			nospc;		/* the copies found no room: the pass ended */
 	unsigned long		throttle_us;	/* BCH_COPYGC_THROTTLE_US */
-	struct printbuf		first_error;
+	struct bch_move_errors	errs;
 };
 
 /* Choose the buckets of every device below its threshold (or every device: @all). */
@@ -266,18 +266,8 @@ static uint64_t sel_emptied(const struct gc_pass *p)
 	return n;
 }
 
-__printf(2, 3) static void gc_error(struct gc_pass *p, const char *fmt, ...)
-{
-	va_list args;
-
-	p->errors++;
-	p->c->copygc.errors++;
-	if (p->first_error.pos)
-		return;
-	va_start(args, fmt);
-	pr_vbuf(&p->first_error, fmt, args);
-	va_end(args);
-}
+/* An error of pass @p, counted in fs usage too (fs/move.h). */
+#define gc_error(p, ...) bch_move_error(&(p)->errs, &(p)->c->copygc.errors, __VA_ARGS__)
 
 /*
  * Move the pointers of @k that point into chosen buckets: the new copies
@@ -530,7 +520,7 @@ unlock:
 static void gc_pass_exit(struct gc_pass *p)
 {
 	free(p->sel);
-	printbuf_exit(&p->first_error);
+	printbuf_exit(&p->errs.first);
 }
 
 int bch_copygc_run(struct bch_fs *c, bool all, struct printbuf *err)
@@ -538,8 +528,8 @@ int bch_copygc_run(struct bch_fs *c, bool all, struct printbuf *err)
 	struct gc_pass p = { .c = c };
 	int ret = gc_pass(&p, all, true, NULL);
 
-	if (err && p.first_error.pos)
-		pr_buf(err, "copygc: %s\n", printbuf_str(&p.first_error));
+	if (err && p.errs.first.pos)
+		pr_buf(err, "copygc: %s\n", printbuf_str(&p.errs.first));
 	gc_pass_exit(&p);
 	return ret;
 }
@@ -578,7 +568,7 @@ static void gc_log_pass(struct bch_copygc_thread *t, struct gc_pass *p, int ret,
 {
 	struct printbuf msg = PRINTBUF;
 
-	if (!t->w.log || (!p->extents && !p->errors && ret >= 0))
+	if (!t->w.log || (!p->extents && !p->errs.nr && ret >= 0))
 		return;
 	pr_buf(&msg, "copygc: %zu buckets chosen (%" PRIu64 "%% live), moved ", p->nr_sel,
 	       p->cap ? p->live * 100 / p->cap : 0);
@@ -590,8 +580,8 @@ static void gc_log_pass(struct bch_copygc_thread *t, struct gc_pass *p, int ret,
 		pr_buf(&msg, ", %" PRIu64 " changed meanwhile", p->raced);
 	if (p->nospc)
 		pr_str(&msg, ", out of room for the copies");
-	if (p->errors)
-		pr_buf(&msg, "; %" PRIu64 " not moved: %s", p->errors, printbuf_str(&p->first_error));
+	if (p->errs.nr)
+		pr_buf(&msg, "; %" PRIu64 " not moved: %s", p->errs.nr, printbuf_str(&p->errs.first));
 	if (ret < 0)
 		pr_buf(&msg, "; stopped: %s", bch_err_str(ret));
 	t->w.log(t->w.log_arg, printbuf_str(&msg));

@@ -3,6 +3,7 @@
  * Moving extents (doc/engine.md §17): see move.h.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -433,4 +434,17 @@ int bch_move_commit(struct bch_mover *m, const struct bkey_ref *k,
 	bch_trans_exit(&t);
 	bch_mover_release(m);
 	return ret;
+}
+
+void bch_move_error(struct bch_move_errors *e, uint64_t *total, const char *fmt, ...)
+{
+	va_list args;
+
+	e->nr++;
+	(*total)++;
+	if (e->first.pos)
+		return;
+	va_start(args, fmt);
+	pr_vbuf(&e->first, fmt, args);
+	va_end(args);
 }

@@ -33,6 +33,7 @@
 #include "alloc/alloc.h"
 #include "bkey/bkey.h"
 #include "bkey/extents.h"
+#include "util/util.h"
 
 struct bch_fs;
 struct btree_trans;
@@ -73,6 +74,16 @@ struct bch_mover {
 	uint8_t			*buf;		/* the region read */
 	size_t			buf_size;
 };
+
+/* A background pass's errors: how many, and the first one's text (its log line). */
+struct bch_move_errors {
+	uint64_t	nr;
+	struct printbuf	first;
+};
+
+/* One more error in @e and in the filesystem's count @total; its text kept if first. */
+__printf(3, 4) void bch_move_error(struct bch_move_errors *e, uint64_t *total,
+				   const char *fmt, ...);
 
 void bch_mover_init(struct bch_mover *m, struct bch_fs *c);
 /* The filled buckets go back to the allocator: call after each commit. */

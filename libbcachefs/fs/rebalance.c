@@ -110,9 +110,9 @@ struct rb_pass {
 	bool			have_inode;
 	bool			inum_valid;
 	uint64_t		recompressed;
-	uint64_t		extents, sectors, errors;
+	uint64_t		extents, sectors;
 	bool			full;		/* a target had no room: the pass ended */
-	struct printbuf		first_error;
+	struct bch_move_errors	errs;
 };
 
 bool bch_rebalance_wanted(struct bch_fs *c)
@@ -151,18 +151,8 @@ static unsigned rb_target(struct rb_pass *p, uint64_t inum)
 	return p->target;
 }
 
-__printf(2, 3) static void rb_error(struct rb_pass *p, const char *fmt, ...)
-{
-	va_list args;
-
-	p->errors++;
-	p->c->rebalance.errors++;
-	if (p->first_error.pos)
-		return;
-	va_start(args, fmt);
-	pr_vbuf(&p->first_error, fmt, args);
-	va_end(args);
-}
+/* An error of pass @p, counted in fs usage too (fs/move.h). */
+#define rb_error(p, ...) bch_move_error(&(p)->errs, &(p)->c->rebalance.errors, __VA_ARGS__)
 
 /*
  * Move the dirty pointers of @k outside its background target into it:
@@ -484,9 +474,9 @@ int bch_rebalance_run(struct bch_fs *c, struct printbuf *err)
 	struct rb_pass p = { .c = c };
 	int ret = rb_pass_run(&p, true, NULL);
 
-	if (err && p.first_error.pos)
-		pr_buf(err, "rebalance: %s\n", printbuf_str(&p.first_error));
-	printbuf_exit(&p.first_error);
+	if (err && p.errs.first.pos)
+		pr_buf(err, "rebalance: %s\n", printbuf_str(&p.errs.first));
+	printbuf_exit(&p.errs.first);
 	return ret;
 }
 
@@ -521,7 +511,7 @@ static void *rb_thread_fn(void *arg)
 			continue;
 		t0 = bch_now_ns();
 		ret = rb_pass_run(&p, false, &t->w.stop);
-		if (t->w.log && (p.extents || p.errors || ret < 0)) {
+		if (t->w.log && (p.extents || p.errs.nr || ret < 0)) {
 			struct printbuf msg = PRINTBUF;
 
 			pr_buf(&msg, "rebalance: rewrote %" PRIu64 " extents (", p.extents);
@@ -530,9 +520,9 @@ static void *rb_thread_fn(void *arg)
 			       PRIu64 " compressed, %" PRIu64 " ms%s", p.extents - p.recompressed,
 			       p.recompressed, (bch_now_ns() - t0) / 1000000,
 			       p.full ? ", out of room" : "");
-			if (p.errors)
-				pr_buf(&msg, "; %" PRIu64 " not moved: %s", p.errors,
-				       printbuf_str(&p.first_error));
+			if (p.errs.nr)
+				pr_buf(&msg, "; %" PRIu64 " not moved: %s", p.errs.nr,
+				       printbuf_str(&p.errs.first));
 			if (ret < 0)
 				pr_buf(&msg, "; stopped: %s", bch_err_str(ret));
 			t->w.log(t->w.log_arg, printbuf_str(&msg));
@@ -545,7 +535,7 @@ static void *rb_thread_fn(void *arg)
 			bch_fs_unlock(c);
 			seen = s.commits;
 		}
-		printbuf_exit(&p.first_error);
+		printbuf_exit(&p.errs.first);
 		if (ret < 0 || p.full)
 			bch_worker_wait(&t->w, 5000);
 	}
