@@ -61,6 +61,9 @@ static uint64_t ptrs_devs(const struct btree_ptr_h *p, unsigned nr)
 	return m;
 }
 
+/* What a reader holds per key of a node (the node's key list). */
+#define KEY_MEM	sizeof(struct bkey_ref)
+
 static size_t node_budget(const struct btree_write_ctx *w, unsigned fill);
 static size_t node_room(const struct btree_write_ctx *w);
 static size_t node_mem(const struct btree_write_ctx *w);
@@ -81,8 +84,8 @@ static size_t key_bytes(const struct bkey_format_h *f, const struct bkey_h *k)
  * How many of @keys, from the first, go into a node starting at @min
  * within @budget bytes as they will be written: packed with the format
  * bch_btree_node_build() will choose for exactly those keys (and @min),
- * grown key by key, and within @mem bytes unpacked (what a reader holds
- * of the node: fsck's memory follows it). At least one when there is
+ * grown key by key, and within @mem bytes of key list (KEY_MEM a key: what
+ * a reader holds of the node besides its bytes; fsck's memory follows it). At least one when there is
  * one. @as_unpacked: counted unpacked instead
  * (a build into nodes reserved by bch_bulk_nodes_for(), which counts so,
  * must use every one of them: bch_bulk_build_pool()).
@@ -113,9 +116,9 @@ static size_t node_take(struct bpos_h min, const struct bkey_ref *keys, size_t n
 		/* the packed keys so far and this one, at the grown format's width */
 		bytes = (packed + packs) * f.key_u64s * 8 + vals + unpacked +
 			(packs ? (size_t)(k->u64s - BKEY_U64S_UNPACKED) * 8 : (size_t)k->u64s * 8);
-		if (j && (bytes > budget || in_mem + (size_t)k->u64s * 8 > mem))
+		if (j && (bytes > budget || in_mem + KEY_MEM > mem))
 			break;
-		in_mem += (size_t)k->u64s * 8;
+		in_mem += KEY_MEM;
 		st = next;
 		if (packs) {
 			packed++;
@@ -176,17 +179,17 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		 * those would bloat the tree, every node taking a bucket, until
 		 * a nearly full filesystem has no room for it). Sizes to come
 		 * (rem) are counted packed with the format of all the keys (no
-		 * node packs them wider), and unpacked (a node's memory).
+		 * node packs them wider), and by a reader's key list (mem).
 		 */
 		if (!pool && !bch_bulk_fits(w, &rem, 1, SIZE_MAX /* no spare */) &&
-		    3 * rem.packed < 4 * budget && 3 * rem.unpacked < 4 * mem) {
+		    3 * rem.packed < 4 * budget && 3 * rem.mem < 4 * mem) {
 			b = min_t(size_t, budget, rem.packed / 2 + rem.big_packed);
-			m = min_t(size_t, mem, rem.unpacked / 2 + rem.big_unpacked);
+			m = min_t(size_t, mem, rem.mem / 2 + KEY_MEM);
 		}
 		j = i + node_take(min, keys + i, nr - i, b, m, pool != NULL);
 		for (size_t k = i; !pool && k < j; k++) {
 			rem.packed -= min_t(size_t, rem.packed, key_bytes(&fall, &keys[k].k));
-			rem.unpacked -= min_t(size_t, rem.unpacked, (size_t)keys[k].k.u64s * 8);
+			rem.mem -= min_t(size_t, rem.mem, KEY_MEM);
 		}
 		last = j == nr;
 
@@ -244,12 +247,11 @@ void bch_bulk_measure(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
 	memset(sz, 0, sizeof(*sz));
 	bch_bkey_format_choose(min, keys, nr, &f);
 	for (size_t i = 0; i < nr; i++) {
-		size_t p = key_bytes(&f, &keys[i].k), u = (size_t)keys[i].k.u64s * 8;
+		size_t p = key_bytes(&f, &keys[i].k);
 
 		sz->packed += p;
-		sz->unpacked += u;
+		sz->mem += KEY_MEM;
 		sz->big_packed = max_t(size_t, sz->big_packed, p);
-		sz->big_unpacked = max_t(size_t, sz->big_unpacked, u);
 	}
 }
 
@@ -260,7 +262,7 @@ size_t bch_bulk_leaves(const struct btree_write_ctx *w, const struct bulk_size *
 	if (!budget || !mem)
 		return 1;
 	return max_t(size_t, 1, max_t(size_t, DIV_ROUND_UP(sz->packed, budget),
-				      DIV_ROUND_UP(sz->unpacked, mem)));
+				      DIV_ROUND_UP(sz->mem, mem)));
 }
 
 bool bch_bulk_fits(const struct btree_write_ctx *w, const struct bulk_size *sz,
@@ -268,9 +270,9 @@ bool bch_bulk_fits(const struct btree_write_ctx *w, const struct bulk_size *sz,
 {
 	size_t budget = node_budget(w, 0), mem = node_mem(w);
 	size_t sp = spare_div ? budget / spare_div : sz->big_packed;
-	size_t su = spare_div ? mem / spare_div : sz->big_unpacked;
+	size_t su = spare_div ? mem / spare_div : KEY_MEM;
 
-	return sz->packed + sp <= nodes * budget && sz->unpacked + su <= nodes * mem;
+	return sz->packed + sp <= nodes * budget && sz->mem + su <= nodes * mem;
 }
 
 int bch_bulk_build_range(struct bch_fs *c, const struct btree_write_ctx *w,
@@ -294,10 +296,10 @@ static size_t node_room(const struct btree_write_ctx *w)
 }
 
 /*
- * The unpacked bytes of keys per node: what a reader of the node holds in
- * memory, no more than the node itself (fsck's peak follows it: with 3/2
- * of a node it went over e2fsck's on 100,000 files, bench/30-fsck-100k.sh;
- * the packed budget then leaves nodes of small keys, inodes, emptier).
+ * The bytes of a node's key list (KEY_MEM a key) a reader holds besides
+ * the node's own bytes: no more than the node itself. fsck's peak RSS
+ * follows it: nodes of small keys (extents) filled by their packed size
+ * alone took it over e2fsck's on 100,000 files (bench/30-fsck-100k.sh).
  */
 static size_t node_mem(const struct btree_write_ctx *w)
 {

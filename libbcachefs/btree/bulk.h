@@ -3,7 +3,7 @@
  * Bulk-build a btree from sorted keys (doc/format.md §4.8, §4.9): for a new
  * filesystem, where nothing else is in the btree, the keys are cut into
  * leaves (each filled to about 9/10 of a node with its keys packed as
- * written, format chosen per node, and to a node of them unpacked),
+ * written, format chosen per node, and a key list no bigger than a node),
  * then interior levels of pointer keys up to a single root. Leaves
  * partition the key space: the first starts at POS_MIN, each next one at
  * the successor of its left neighbour's max_key, the last (and every
@@ -98,11 +98,11 @@ int bch_bulk_build_pool(struct bch_fs *c, const struct btree_write_ctx *w,
 
 /*
  * What keys take in nodes: packed with the format of all of them (no node
- * of a build packs them wider), and unpacked (what a reader of the node
- * holds in memory); each with its biggest key.
+ * of a build packs them wider; and the biggest key's), and in a reader's
+ * key list (what fsck holds in memory for a node besides its bytes).
  */
 struct bulk_size {
-	size_t	packed, unpacked, big_packed, big_unpacked;
+	size_t	packed, big_packed, mem;
 };
 
 void bch_bulk_measure(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
@@ -117,9 +117,10 @@ bool bch_bulk_fits(const struct btree_write_ctx *w, const struct bulk_size *sz,
 		   size_t nodes, size_t spare_div);
 
 /*
- * The most nodes bch_bulk_build() writes for @nr keys of @key_u64s
- * each, with pointer keys of @ptr_u64s (5 + replicas): counted unpacked,
- * the nodes are filled packed.
+ * The most nodes bch_bulk_build_pool() writes for @nr keys of @key_u64s
+ * each, with pointer keys of @ptr_u64s (5 + replicas), counted unpacked
+ * as it counts them (the other builds fill nodes by packed size and key
+ * list: another count).
  */
 size_t bch_bulk_nodes_for(const struct btree_write_ctx *w, unsigned fill, size_t nr,
 			  unsigned key_u64s, unsigned ptr_u64s);
