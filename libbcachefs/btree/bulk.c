@@ -84,11 +84,11 @@ static size_t key_bytes(const struct bkey_format_h *f, const struct bkey_h *k)
  * How many of @keys, from the first, go into a node starting at @min
  * within @budget bytes as they will be written: packed with the format
  * bch_btree_node_build() will choose for exactly those keys (and @min),
- * grown key by key, and within @mem bytes of key list (KEY_MEM a key: what
- * a reader holds of the node besides its bytes; fsck's memory follows it). At least one when there is
- * one. @as_unpacked: counted unpacked instead
- * (a build into nodes reserved by bch_bulk_nodes_for(), which counts so,
- * must use every one of them: bch_bulk_build_pool()).
+ * grown key by key, and within @mem bytes of key list (KEY_MEM a key:
+ * what a reader holds of the node besides its bytes; fsck's memory
+ * follows it). At least one when there is one. @as_unpacked: counted
+ * unpacked instead (a build into nodes reserved by bch_bulk_nodes_for(),
+ * which counts so, must use every one of them: bch_bulk_build_pool()).
  */
 static size_t node_take(struct bpos_h min, const struct bkey_ref *keys, size_t nr,
 			size_t budget, size_t mem, bool as_unpacked)
@@ -181,7 +181,7 @@ static int build_level(struct bch_fs *c, const struct btree_write_ctx *w,
 		 * (rem) are counted packed with the format of all the keys (no
 		 * node packs them wider), and by a reader's key list (mem).
 		 */
-		if (!pool && !bch_bulk_fits(w, &rem, 1, SIZE_MAX /* no spare */) &&
+		if (!pool && (rem.packed > budget || rem.mem > mem) &&
 		    3 * rem.packed < 4 * budget && 3 * rem.mem < 4 * mem) {
 			b = min_t(size_t, budget, rem.packed / 2 + rem.big_packed);
 			m = min_t(size_t, mem, rem.mem / 2 + KEY_MEM);
