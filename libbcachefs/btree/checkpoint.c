@@ -361,18 +361,26 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 	return ret;
 }
 
+/* The leaves after a run of children that may join it (doc/format.md §4.9). */
+#define RUN_NEIGHBOURS_MAX	3
+
 /*
  * A run of changed leaves, children [*@i, *@j) of @parent (range [*@cmin,
  * @gmax]; @pmax: the parent's max), rewritten as one (rewrite_leaves()).
  * When the last of its new leaves would have room for another third of a
- * leaf, an unchanged neighbour joins it if the run then still fits as
- * many leaves: the one after it, or else the one before (@prev_min: that
+ * leaf, unchanged neighbours join it if that saves a leaf: the k leaves
+ * after it (k up to RUN_NEIGHBOURS_MAX) when the run and they fit in k - 1
+ * leaves more than the run alone, or else the one before (@prev_min: that
  * one's min when it is the child just kept, its pointer the last of
- * @out; POS_H_MAX: none). Leaves emptied by deletions then merge instead
- * of each keeping a node (a bucket) for a few keys, and a leaf that
- * overflows shares its keys with a neighbour instead of splitting into
- * two half-empty ones (random inserts, as into dirents, left leaves half
- * full). *@i, *@j and *@cmin say what the run became.
+ * @out; POS_H_MAX: none) when they fit as many leaves as the run alone.
+ * Leaves emptied by deletions then merge instead of each keeping a node
+ * (a bucket) for a few keys: two neighbours at half a leaf do not fit in
+ * one, three fit in two (random deletes left every leaf half full, for
+ * good); and a leaf that overflows shares its keys with a neighbour
+ * instead of splitting into two half-empty ones (random inserts, as into
+ * dirents, left leaves half full). No more new leaves than the
+ * checkpoint's reserve counts for the run (two a changed leaf:
+ * btree/reserve.c). *@i, *@j and *@cmin say what the run became.
  */
 static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_node_h *parent,
 			    struct bpos_h pmax, size_t *i, size_t *j, struct bpos_h *cmin,
@@ -380,30 +388,34 @@ static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_no
 			    struct printbuf *err)
 {
 	const struct bkey_ref *ptrs = parent->keys;
-	size_t leaves;
-	bool next = *j < parent->nr_keys, prev = bpos_cmp(prev_min, POS_H_MAX) != 0;
+	size_t leaves, k, next = 0, run = *j - *i;
+	bool prev = bpos_cmp(prev_min, POS_H_MAX) != 0;
 	int ret;
 
-	if (next) {
-		struct bpos_h nmin = bpos_successor(id, ptrs[*j - 1].k.p);
-		struct bpos_h nmax = *j + 1 == parent->nr_keys ? pmax : ptrs[*j].k.p;
+	/* the unchanged leaves after the run that may join it */
+	while (next < RUN_NEIGHBOURS_MAX && *j + next < parent->nr_keys) {
+		struct bpos_h nmin = bpos_successor(id, ptrs[*j + next - 1].k.p);
+		struct bpos_h nmax = *j + next + 1 == parent->nr_keys ? pmax : ptrs[*j + next].k.p;
 
-		next = !forced_in(c, id, 0, nmin, nmax);
+		if (forced_in(c, id, 0, nmin, nmax))
+			break;
+		next++;
 	}
 	if (!next && !prev)
 		goto plain;
-	ret = rewrite_leaves(c, id, ptrs + *i, *j - *i, *cmin, gmax, 0, &leaves, out, err);
+	ret = rewrite_leaves(c, id, ptrs + *i, run, *cmin, gmax, 0, &leaves, out, err);
 	if (ret != 1)
 		return ret;	/* written: it left too little room for a neighbour */
 	if (!leaves)
 		goto plain;
-	if (next) {
-		struct bpos_h nmax = *j + 1 == parent->nr_keys ? pmax : ptrs[*j].k.p;
+	for (k = 1; k <= next; k++) {
+		struct bpos_h nmax = *j + k == parent->nr_keys ? pmax : ptrs[*j + k - 1].k.p;
+		size_t most = min_t(size_t, leaves + k - 1, max_t(size_t, leaves, 2 * run));
 
-		ret = rewrite_leaves(c, id, ptrs + *i, *j + 1 - *i, *cmin, nmax, leaves, NULL,
+		ret = rewrite_leaves(c, id, ptrs + *i, run + k, *cmin, nmax, most, NULL,
 				     out, err);
 		if (ret != 1) {
-			(*j)++;
+			*j += k;
 			return ret;
 		}
 	}
@@ -412,7 +424,7 @@ static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_no
 		struct bkey_ref last = out->k[out->nr - 1];
 
 		out->nr--;
-		ret = rewrite_leaves(c, id, ptrs + *i - 1, *j + 1 - *i, prev_min, gmax, leaves, NULL,
+		ret = rewrite_leaves(c, id, ptrs + *i - 1, run + 1, prev_min, gmax, leaves, NULL,
 				     out, err);
 		if (ret != 1) {
 			free((void *)last.v);
@@ -423,7 +435,7 @@ static int rewrite_leaf_run(struct bch_fs *c, unsigned id, const struct btree_no
 		out->nr++;
 	}
 plain:
-	return rewrite_leaves(c, id, ptrs + *i, *j - *i, *cmin, gmax, 0, NULL, out, err);
+	return rewrite_leaves(c, id, ptrs + *i, run, *cmin, gmax, 0, NULL, out, err);
 }
 
 /*

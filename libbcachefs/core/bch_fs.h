@@ -222,6 +222,13 @@ struct bch_fs {
 
 	uint64_t		inode_hint;	/* where inode allocation looks next (fsops_dir.c) */
 	/*
+	 * Inode numbers freed since the open (their slot holds a generation
+	 * key), a min-heap: inode allocation takes them first, smallest
+	 * first (fsops_dir.c).
+	 */
+	uint64_t		*inum_free;
+	size_t			nr_inum_free, inum_free_size;
+	/*
 	 * Inodes in use (statfs, df -i): counted once at the first statfs,
 	 * then kept by the operations that create and delete inodes
 	 * (fsops*.c); inodes_removing counts the deletions of the transaction

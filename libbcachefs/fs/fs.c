@@ -475,6 +475,7 @@ void bch_fs_close(struct bch_fs *c)
 	c->wp = NULL;
 	bch_btree_rw_free(c);
 	printbuf_exit(&c->rw_start_err);
+	free(c->inum_free);
 	bch_btree_cache_exit(c);
 	bch_fs_integrity_exit(c);
 	bch_journal_free(&c->journal);

@@ -50,10 +50,89 @@ static bool nlink_dec(struct bch_inode_unpacked *u)
 	return true;
 }
 
+/* At most this many freed inode numbers are kept for reuse (8 MiB). */
+#define INUM_FREE_MAX	(1U << 20)
+
+/* Keep @inum, whose inode is being deleted, for inode_alloc(). */
+static void inum_free_push(struct bch_fs *c, uint64_t inum)
+{
+	uint64_t *h;
+	size_t i;
+
+	if (c->nr_inum_free >= INUM_FREE_MAX)
+		return;
+	if (c->nr_inum_free == c->inum_free_size) {
+		c->inum_free_size = c->inum_free_size ? 2 * c->inum_free_size : 64;
+		c->inum_free = xrealloc(c->inum_free, c->inum_free_size * sizeof(*c->inum_free));
+	}
+	h = c->inum_free;
+	for (i = c->nr_inum_free++; i && h[(i - 1) / 2] > inum; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = inum;
+}
+
+/* The smallest kept number (there is one). */
+static uint64_t inum_free_pop(struct bch_fs *c)
+{
+	uint64_t *h = c->inum_free, top = h[0], last = h[--c->nr_inum_free];
+	size_t i = 0, n = c->nr_inum_free;
+
+	while (2 * i + 1 < n) {
+		size_t m = 2 * i + 1;
+
+		if (m + 1 < n && h[m + 1] < h[m])
+			m++;
+		if (h[m] >= last)
+			break;
+		h[i] = h[m];
+		i = m;
+	}
+	if (n)
+		h[i] = last;
+	return top;
+}
+
 /*
- * A free inode number (doc/format.md §5.5.6): from max(hint, 4096) up, wrapping
- * once to 4096, the first without an inode key (a generation key's slot
- * is free: *@gen is its generation). Below 2^32 with inodes_32bit.
+ * Is the slot of inode number @inum free (no inode key: a generation key,
+ * whose generation goes to *@gen, or nothing)? 1 free, 0 used, or an error.
+ */
+static int inode_slot_free(struct bch_fs *c, uint64_t inum, uint32_t *gen,
+			   struct printbuf *ierr)
+{
+	struct btree_iter iter;
+	struct bkey_ref *k;
+	int ret;
+
+	bch_btree_iter_init_range(&iter, c, BTREE_ID_INODES, POS_H(inum, 0), POS_H(inum, 0), ierr);
+	ret = bch_btree_iter_peek(&iter, &k);
+	if (!ret) {
+		*gen = 0;
+		ret = 1;
+		if (k && k->k.p.inode == inum) {
+			if (k->k.type == BCH_INODE_FS || k->k.type == BCH_INODE_BLOCKDEV) {
+				ret = 0;
+			} else if (k->k.type == BCH_INODE_GENERATION) {
+				struct bch_inode_generation g;
+
+				if (k->v_bytes >= sizeof(g)) {
+					memcpy(&g, k->v, sizeof(g));
+					*gen = le32_to_cpu(g.bi_generation);
+				}
+			}
+		}
+	}
+	bch_btree_iter_exit(&iter);
+	return ret;
+}
+
+/*
+ * A free inode number (doc/format.md §5.5.6). First the numbers freed since
+ * the open, smallest first: their slots hold generation keys, which exist
+ * for this (the new inode takes the next generation, *@gen), and a tree
+ * that deletes and creates files then does not fill with them. Else from
+ * max(hint, 4096) up, wrapping once to 4096, the first without an inode key
+ * (a generation key's slot is free: *@gen is its generation). Below 2^32
+ * with inodes_32bit.
  */
 static int inode_alloc(struct bch_fs *c, uint64_t *inum, uint32_t *gen, struct printbuf *err)
 {
@@ -62,6 +141,24 @@ static int inode_alloc(struct bch_fs *c, uint64_t *inum, uint32_t *gen, struct p
 	struct printbuf ierr = PRINTBUF;
 	int ret = -BCH_ERR_nospc;
 
+	while (c->nr_inum_free) {
+		uint64_t n = inum_free_pop(c);
+
+		if (n <= BCACHEFS_ROOT_INO || n > max)
+			continue;
+		ret = inode_slot_free(c, n, gen, &ierr);
+		if (ret < 0) {
+			pr_buf(err, "cannot read the inodes btree: %s", printbuf_str(&ierr));
+			printbuf_exit(&ierr);
+			return ret;
+		}
+		if (ret) {
+			*inum = n;
+			printbuf_exit(&ierr);
+			return 0;
+		}
+	}
+	ret = -BCH_ERR_nospc;
 	if (start > max)
 		start = BCACHEFS_ROOT_INO;
 	for (int pass = 0; pass < 2 && ret == -BCH_ERR_nospc; pass++) {
@@ -437,6 +534,8 @@ static int inode_rm_updates(struct bch_fs *c, struct btree_trans *t,
 		bch_trans_delete(t, BTREE_ID_INODES, POS_H(u->bi_inum, 0));
 	}
 	c->inodes_removing++;
+	/* a failed commit leaves the inode: inode_alloc() checks the slot */
+	inum_free_push(c, u->bi_inum);
 	return 0;
 }
 
