@@ -7,7 +7,8 @@
 # through the mount, after a remount, and in `extract` after unmount;
 # `fsck -f -n` exits 0 after each clean unmount. Then a crash: files
 # fsync'd before a SIGKILL of the mount are byte-exact after the next
-# mount replays the journal, and fsck is clean. A replica that fails its
+# mount replays the journal, and fsck is clean. Inode numbers freed are
+# taken by the next creates, with the next generation. A replica that fails its
 # checksum: the read is served from the other and logged. Then ENOSPC on
 # a small filesystem: clean failure, space back after deleting.
 . "$TESTDIR/../lib.sh"
@@ -127,6 +128,22 @@ cmp "$WORK/synced" "$mnt/synced" || fail "crash: fsync'd file differs after the 
 cmp_trees crash-old "$shadow/a" "$mnt/a" --no-times
 unmount_fg crash
 check_fsck crash2
+
+# ---- inode numbers freed are taken again, with the next generation ----
+mount_fg reuse "$img"
+for f in r1 r2 r3 r4; do echo "$f" > "$mnt/$f"; done
+n2=$(stat -c %i "$mnt/r2") n3=$(stat -c %i "$mnt/r3")
+rm "$mnt/r3" "$mnt/r2"
+echo new1 > "$mnt/n1"
+echo new2 > "$mnt/n2"
+[ "$(stat -c %i "$mnt/n1")" = "$n2" ] && [ "$(stat -c %i "$mnt/n2")" = "$n3" ] ||
+	fail "reuse: new inodes $(stat -c %i "$mnt/n1") $(stat -c %i "$mnt/n2"), freed $n2 $n3"
+[ "$(cat "$mnt/n1")" = new1 ] || fail "reuse: n1 reads '$(cat "$mnt/n1")'"
+unmount_fg reuse
+# (the first of the four may itself have taken a generation key's slot)
+"$BCACHEFS" list -b inodes -i "$n2" "$img" | grep -q "bi_generation: [1-9]" ||
+	fail "reuse: inode $n2 has generation 0: $("$BCACHEFS" list -b inodes -i "$n2" "$img")"
+check_fsck reuse
 
 # ---- two replicas: a copy that fails its checksum, the other serves ----
 r0=$WORK/r0.img r1=$WORK/r1.img
