@@ -17,26 +17,30 @@ struct printbuf;
 #define BKEY_U64S_UNPACKED	5	/* header u64s of an unpacked key */
 #define BKEY_NR_FIELDS_H	6	/* inode, offset, snapshot, size, version_hi, version_lo */
 
-/* A position: compares as the 160-bit integer inode:offset:snapshot. */
+/*
+ * A position: compares as the 160-bit integer inode:offset:snapshot.
+ * 20 bytes, 4-aligned: no tail padding, so that a key (struct bkey_h) packs
+ * into 40 bytes (a node's key list is a reader's memory: btree/bulk.c).
+ */
 struct bpos_h {
 	uint64_t	inode;
 	uint64_t	offset;
 	uint32_t	snapshot;
-};
+} __attribute__((packed, aligned(4)));
 
 #define POS_H(i, o)	((struct bpos_h) { .inode = (i), .offset = (o), .snapshot = 0 })
 #define POS_H_MIN	POS_H(0, 0)
 #define POS_H_MAX	POS_H(UINT64_MAX, UINT64_MAX)
 
-/* Unpacked key header, host order. */
+/* Unpacked key header, host order (fields ordered for no padding: 40 bytes). */
 struct bkey_h {
+	struct bpos_h	p;
+	uint32_t	size;		/* extents: length in sectors */
+	uint64_t	version_lo;
+	uint32_t	version_hi;
 	uint8_t		u64s;		/* unpacked: 5 + value u64s */
 	uint8_t		type;
 	bool		needs_whiteout;
-	uint32_t	size;		/* extents: length in sectors */
-	uint32_t	version_hi;
-	uint64_t	version_lo;
-	struct bpos_h	p;
 };
 
 /* A key with its value (the value bytes stay in the node/journal buffer). */
@@ -45,6 +49,8 @@ struct bkey_ref {
 	const void	*v;		/* value, little-endian on-disk bytes */
 	unsigned	v_bytes;	/* (u64s - 5) * 8 */
 };
+
+_Static_assert(sizeof(struct bkey_h) == 40, "struct bkey_h has no padding");
 
 /* A node's packing format, host order (on disk: 56 bytes, doc/format.md §3.4). */
 struct bkey_format_h {
