@@ -36,9 +36,8 @@
 #include "bkey/inode.h"
 #include "util/util.h"
 #include "testutil.h"
+#include "testfs.h"
 
-static char img[128], img2[128];
-static char tmpdir[64];
 static unsigned nr_devs = 1;
 static unsigned nr_files = 12000;
 
@@ -54,28 +53,15 @@ static void format_img(void)
 static struct bch_fs *open_fs(bool ro)
 {
 	struct bch_fs_opts o = { .read_only = ro };
-	struct printbuf err = PRINTBUF;
-	char *devs[2] = { img, img2 };
-	struct bch_fs *c = NULL;
-	int ret = bch_fs_open(devs, nr_devs, &o, &c, &err);
 
-	if (ret)
-		fprintf(stderr, "open: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
-	return c;
+	return testfs_open(nr_devs, &o);
 }
 
 static struct bch_fs *open_rw(void)
 {
 	struct bch_fs *c = open_fs(false);
-	struct printbuf err = PRINTBUF;
-	int ret = bch_fs_rw_start(c, &err);
 
-	if (ret)
-		fprintf(stderr, "rw_start: %s\n", printbuf_str(&err));
-	assert_int_equal(ret, 0);
-	printbuf_exit(&err);
+	testfs_rw_start(c);
 	return c;
 }
 
@@ -555,10 +541,7 @@ static void test_crash_points(void **state)
 
 static int setup(void **state)
 {
-	strcpy(tmpdir, "/tmp/test_update.XXXXXX");
-	assert_non_null(mkdtemp(tmpdir));
-	snprintf(img, sizeof(img), "%s/fs.img", tmpdir);
-	snprintf(img2, sizeof(img2), "%s/fs2.img", tmpdir);
+	testfs_setup("test_update");
 	if (getenv("TEST_QUICK"))
 		nr_files = 9000;	/* still more than a leaf holds after the deletes */
 	return 0;
@@ -566,11 +549,11 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	if (getenv("KEEP_TMP"))
+	if (getenv("KEEP_TMP")) {
 		fprintf(stderr, "kept %s\n", tmpdir);
-	else
-		run("rm -rf %s", tmpdir);
-	return 0;
+		return 0;
+	}
+	return testfs_teardown();
 }
 
 int main(void)
