@@ -5,8 +5,9 @@
 # space refilled, three times (refill.py): each refill must take at least
 # 85% of the space the deletes freed (without copygc the first takes about
 # nothing), every file left reads back as written, `fs usage` (text and
-# --json) shows what copygc did, the --verbose log has its passes, and
-# fsck -f -n is clean after the unmount. Then a SIGKILL of the mount while
+# --json) shows what copygc did, the --verbose log has its passes,
+# fsck -f -n is clean after the unmount, and the freed inode numbers were
+# taken again (few generation keys left). Then a SIGKILL of the mount while
 # copygc moves data (slowed down with BCH_COPYGC_THROTTLE_US, the
 # filesystem prepared with BCH_COPYGC=0) loses nothing: every file is
 # byte-exact against the manifest taken before, and fsck is clean.
@@ -51,6 +52,12 @@ unmount_fg a > unmount.out
 grep -q "copygc: .* buckets chosen" a.log || { cat a.log; fail "the --verbose log has no copygc pass"; }
 grep -q "^copygc: [1-9][0-9]* passes" a.log || { cat a.log; fail "the --verbose log has no copygc summary"; }
 "$BCACHEFS" fsck -f -n a.img > fsck1.out 2>&1 || { cat fsck1.out; fail "fsck -f -n after the refills"; }
+# the refills took the inode numbers the deletes freed: generation keys
+# (type 130) do not pile up (one per file deleted, half the fill a cycle)
+filled=$(sed -n 's/^fill: \([0-9]*\) files.*/\1/p' refill.out)
+gens=$("$BCACHEFS" list -b inodes a.img | grep -c " type 130 ")
+echo "fill: $filled files; generation keys left: $gens"
+[ "$gens" -le $((filled / 8)) ] || fail "$gens generation keys after the refills of $filled files"
 
 # ---- SIGKILL while copygc moves data ----
 # (gc_reserve_percent 20: the half-emptied filesystem is well below the
