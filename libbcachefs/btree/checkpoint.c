@@ -361,7 +361,7 @@ static int rewrite_leaves(struct bch_fs *c, unsigned id, const struct bkey_ref *
 	return ret;
 }
 
-/* The leaves after a run of children that may join it (doc/format.md §4.9). */
+/* The leaves after a run of children that may join it (doc/engine.md §6.2). */
 #define RUN_NEIGHBOURS_MAX	3
 
 /*

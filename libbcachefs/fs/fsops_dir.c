@@ -92,6 +92,17 @@ static uint64_t inum_free_pop(struct bch_fs *c)
 	return top;
 }
 
+/* The generation a new inode in @k's slot takes (@k not an inode key). */
+static uint32_t slot_gen(const struct bkey_ref *k)
+{
+	struct bch_inode_generation g;
+
+	if (k->k.type != BCH_INODE_GENERATION || k->v_bytes < sizeof(g))
+		return 0;
+	memcpy(&g, k->v, sizeof(g));
+	return le32_to_cpu(g.bi_generation);
+}
+
 /*
  * Is the slot of inode number @inum free (no inode key: a generation key,
  * whose generation goes to *@gen, or nothing)? 1 free, 0 used, or an error.
@@ -109,16 +120,10 @@ static int inode_slot_free(struct bch_fs *c, uint64_t inum, uint32_t *gen,
 		*gen = 0;
 		ret = 1;
 		if (k && k->k.p.inode == inum) {
-			if (k->k.type == BCH_INODE_FS || k->k.type == BCH_INODE_BLOCKDEV) {
+			if (k->k.type == BCH_INODE_FS || k->k.type == BCH_INODE_BLOCKDEV)
 				ret = 0;
-			} else if (k->k.type == BCH_INODE_GENERATION) {
-				struct bch_inode_generation g;
-
-				if (k->v_bytes >= sizeof(g)) {
-					memcpy(&g, k->v, sizeof(g));
-					*gen = le32_to_cpu(g.bi_generation);
-				}
-			}
+			else
+				*gen = slot_gen(k);
 		}
 	}
 	bch_btree_iter_exit(&iter);
@@ -182,13 +187,7 @@ static int inode_alloc(struct bch_fs *c, uint64_t *inum, uint32_t *gen, struct p
 				break;
 			}
 			if (k->k.type != BCH_INODE_FS && k->k.type != BCH_INODE_BLOCKDEV) {
-				struct bch_inode_generation g;
-
-				*gen = 0;
-				if (k->k.type == BCH_INODE_GENERATION && k->v_bytes >= sizeof(g)) {
-					memcpy(&g, k->v, sizeof(g));
-					*gen = le32_to_cpu(g.bi_generation);
-				}
+				*gen = slot_gen(k);
 				ret = 0;
 				break;
 			}
