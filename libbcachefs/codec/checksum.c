@@ -197,7 +197,15 @@ static void crc64_shift_table_init(uint64_t t[8][256], uint64_t bytes)
 	}
 }
 
-static void tables_init(void)
+/*
+ * The slicing-by-8 tables of the portable paths (24 KiB): built when one
+ * of them first runs, not at the first checksum of every command (where
+ * the crc32 instruction does the work, they were six fresh pages and
+ * their computing for nothing).
+ */
+static pthread_once_t slicing_once = PTHREAD_ONCE_INIT;
+
+static void slicing_tables_init(void)
 {
 	for (unsigned i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -220,7 +228,15 @@ static void tables_init(void)
 			crc32c_table[k][i] = (c >> 8) ^ crc32c_table[0][c & 0xff];
 			crc64_table[k][i] = (d << 8) ^ crc64_table[0][d >> 56];
 		}
+}
 
+static inline void slicing_get(void)
+{
+	pthread_once(&slicing_once, slicing_tables_init);
+}
+
+static void tables_init(void)
+{
 	shift_table_init(crc32c_long_shift, CRC32C_LONG);
 	shift_table_init(crc32c_short_shift, CRC32C_SHORT);
 
@@ -264,6 +280,7 @@ static inline void tables_get(void)
 
 static uint32_t crc32c_sw_impl(uint32_t crc, const unsigned char *p, size_t len)
 {
+	slicing_get();
 	while (len && ((uintptr_t) p & 7)) {
 		crc = crc32c_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 		len--;
@@ -510,6 +527,7 @@ uint64_t crc64_bytewise(uint64_t crc, const void *data, size_t len)
 	const unsigned char *p = data;
 
 	tables_get();
+	slicing_get();
 	while (len--)
 		crc = crc64_table[0][((crc >> 56) ^ *p++) & 0xff] ^ (crc << 8);
 	return crc;
@@ -664,12 +682,14 @@ static uint64_t crc64_clmul(uint64_t crc, const unsigned char *p, size_t len)
 uint64_t crc64_sw(uint64_t crc, const void *p, size_t len)
 {
 	tables_get();
+	slicing_get();
 	return crc64_sw_impl(crc, p, len);
 }
 
 uint64_t crc64_hw(uint64_t crc, const void *p, size_t len)
 {
 	tables_get();
+	slicing_get();
 #if CRC_HAVE_X86
 	if (have_clmul && len >= 64)
 		return crc64_clmul(crc, p, len);
@@ -680,6 +700,7 @@ uint64_t crc64_hw(uint64_t crc, const void *p, size_t len)
 uint64_t crc64(uint64_t crc, const void *p, size_t len)
 {
 	tables_get();
+	slicing_get();
 #if CRC_HAVE_X86
 	if (have_clmul && len >= 64 &&
 	    !__atomic_load_n(&force_sw, __ATOMIC_RELAXED))
