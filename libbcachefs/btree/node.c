@@ -663,13 +663,19 @@ void btree_node_free(struct btree_node_h *n)
  * the same (already mapped) memory and the nodes kept in the cache take
  * what they use instead of the node size each.
  */
-static void node_shrink(struct btree_node_h *n)
+static void node_shrink(struct btree_node_h *n, bool read_once)
 {
 	size_t used = (size_t)n->written * 512, i;
 	const uint8_t *old = n->data;
 	uint8_t *p;
 
-	if (!used || used + used / 8 >= n->bytes)
+	/*
+	 * A node read once and dropped soon after is copied only when less
+	 * than half full: the copy of a fuller one cost more (fresh pages
+	 * next to its key list: d1's alloc leaf, 106 KiB) than its read
+	 * buffer held meanwhile.
+	 */
+	if (!used || (read_once ? 2 * used >= n->bytes : used + used / 8 >= n->bytes))
 		return;
 	p = xmalloc(used);
 	memcpy(p, old, used);
@@ -742,7 +748,7 @@ int btree_node_parse(const struct btree_node_ctx *ctx,
 	node_check_tail(&s);
 	r = node_combine(&s);
 	if (!r)
-		node_shrink(n);
+		node_shrink(n, ctx->read_once);
 err:
 	free(s.keys.k);
 	free(s.runs);
@@ -764,6 +770,7 @@ void btree_node_ctx_init(struct btree_node_ctx *ctx, struct bch_fs *c)
 	ctx->node_sectors = c->btree_node_size;
 	ctx->key = c->have_key ? &c->key : NULL;
 	ctx->journal = &c->journal;
+	ctx->read_once = c->nodes_read_once;
 	for (i = 0; i < BTREE_NODE_MAX_DEVS && i < BCH_FS_MAX_DEVS; i++)
 		if (c->devs[i])
 			ctx->bucket_size[i] = c->devs[i]->bucket_size;

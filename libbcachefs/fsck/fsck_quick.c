@@ -1186,6 +1186,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 	/* nodes read before (their messages went elsewhere) are read again */
 	bch_btree_cache_exit(c);
 	bch_btree_cache_set_max(c, QUICK_CACHE_NODES);
+	c->nodes_read_once = true;
 	q->ahead_later = true;
 	q->gc = bch_fsck_gc_start(c, &q->silent, false);
 	if (q->silent.nr_seen)
@@ -1212,6 +1213,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 
 	qahead_stop(q->ahead);
 	bch_btree_cache_exit(c);
+	c->nodes_read_once = false;
 	printbuf_exit(&q->err);
 	free(q->ranges);
 	for (size_t i = 0; i < q->nr_chunks; i++)
