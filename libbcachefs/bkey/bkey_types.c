@@ -30,6 +30,14 @@ struct bkey_ops {
 
 /* ---- alloc ---- */
 
+/* Bits set in a byte (without -mpopcnt __builtin_popcount is a libgcc call). */
+static inline unsigned popcount8(uint8_t x)
+{
+	static const uint8_t nib[16] = { 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4 };
+
+	return nib[x & 15] + nib[x >> 4];
+}
+
 int bch_alloc_decode(const struct bkey_ref *k, struct bch_alloc_h *a)
 {
 	const uint8_t *v = k->v;
@@ -40,7 +48,7 @@ int bch_alloc_decode(const struct bkey_ref *k, struct bch_alloc_h *a)
 		return -BCH_ERR_key_invalid;
 	a->fields = v[0];
 	a->gen	  = v[1];
-	need = 2 + BCH_ALLOC_FIELD_BYTES * __builtin_popcount(a->fields);
+	need = 2 + BCH_ALLOC_FIELD_BYTES * popcount8(v[0]);
 	if (need > k->v_bytes)
 		return -BCH_ERR_key_invalid;
 	if (a->fields & (1U << BCH_ALLOC_FIELD_READ_TIME)) {
@@ -53,14 +61,6 @@ int bch_alloc_decode(const struct bkey_ref *k, struct bch_alloc_h *a)
 		a->write_time = get_le16_unaligned(v + pos);
 	}
 	return 0;
-}
-
-/* Bits set in a byte (without -mpopcnt __builtin_popcount is a libgcc call). */
-static inline unsigned popcount8(uint8_t x)
-{
-	static const uint8_t nib[16] = { 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4 };
-
-	return nib[x & 15] + nib[x >> 4];
 }
 
 static const char *alloc_invalid(const struct bkey_ref *k, const struct bkey_fs_ctx *fs)

@@ -349,21 +349,90 @@ size_t bch_keys_overlay_in_place(bool extents, struct bkey_ref *k, size_t nr, si
 }
 
 /*
+ * Lay run @run (@rn keys at k + @start, @start >= @nr) over the keys so
+ * far k[0..@nr), as overlay_keys() does (the later of two keys at one
+ * position in the run, the run's key over the one so far, no whiteout of
+ * the run), without a copy of either: the order is worked out as indices
+ * first (@P, @limit = @start + @rn entries; @used, @limit bits), then the
+ * keys are moved once each, cycle by cycle, inside k[0..@limit). A copy of
+ * the smaller side was a second list of up to half a node's keys (d1's
+ * alloc leaf: 170 KiB, every page of it fresh). Returns the keys left.
+ */
+static size_t overlay_keys_by_index(struct bkey_ref *k, size_t nr, size_t start, size_t rn,
+				    uint32_t *P, uint64_t *used)
+{
+	const struct bkey_ref *run = k + start;
+	size_t limit = start + rn, i = 0, j = 0, o = 0, u = 0;
+
+	memset(used, 0, DIV_ROUND_UP(limit, 64) * sizeof(*used));
+	while (i < nr || j < rn) {
+		int c;
+
+		if (j == rn) {
+			P[o++] = (uint32_t)i++;
+			continue;
+		}
+		/* equal positions inside one run: the later key is newer */
+		if (j + 1 < rn && bpos_eq(run[j].k.p, run[j + 1].k.p)) {
+			j++;
+			continue;
+		}
+		c = i < nr ? ref_pos_cmp(&k[i], &run[j]) : 1;
+		if (c < 0) {
+			P[o++] = (uint32_t)i++;
+			continue;
+		}
+		if (!c)
+			i++;			/* overridden */
+		if (!bkey_is_whiteout(&run[j].k))
+			P[o++] = (uint32_t)(start + j);
+		j++;
+	}
+	/* the places not taken get the keys not kept: a permutation of k[0..limit) */
+	for (size_t x = 0; x < o; x++)
+		used[P[x] / 64] |= 1ULL << (P[x] % 64);
+	for (size_t x = o; x < limit; x++) {
+		while (used[u / 64] & (1ULL << (u % 64)))
+			u++;
+		P[x] = (uint32_t)u++;
+	}
+	/* k[x] = old k[P[x]]: each cycle with one key aside (P[x] = x once placed) */
+	for (size_t x = 0; x < limit; x++) {
+		struct bkey_ref aside;
+		size_t cur = x;
+
+		if (P[x] == x)
+			continue;
+		aside = k[x];
+		for (;;) {
+			size_t from = P[cur];
+
+			P[cur] = (uint32_t)cur;
+			if (from == x) {
+				k[cur] = aside;
+				break;
+			}
+			k[cur] = k[from];
+			cur = from;
+		}
+	}
+	return o;
+}
+
+/*
  * Non-extents, the runs where a node's bsets were read: a run that sorts
  * after every key so far (bsets appended as keys were added in order)
  * is appended where it lies, with the filter of overlay_keys() (the later
- * of two keys at one position, no whiteout); otherwise the smaller of the
- * two is copied aside: the keys so far (the run is merged where it lies:
- * it starts past them), or the run (the keys so far move up against its
- * end). Either way a key is written at or before the place of any key not
- * read yet, and never past the run's end, so the runs after it stay
- * intact.
+ * of two keys at one position, no whiteout); otherwise the two are merged
+ * in place (overlay_keys_by_index()). Either way nothing past the run's
+ * end is touched, so the runs after it stay intact.
  */
 size_t bch_keys_overlay_in_buffer(struct bkey_ref *k, size_t nr, const struct key_run_at *runs,
 				  unsigned nr_runs)
 {
-	struct bkey_ref *tmp = NULL;
-	size_t tmp_size = 0;
+	uint32_t *P = NULL;
+	uint64_t *used = NULL;
+	size_t size = 0;
 
 	for (unsigned r = 0; r < nr_runs; r++) {
 		struct bkey_ref *run = k + runs[r].start;
@@ -378,31 +447,15 @@ size_t bch_keys_overlay_in_buffer(struct bkey_ref *k, size_t nr, const struct ke
 					k[nr++] = run[j];
 			continue;
 		}
-		if (min_t(size_t, nr, rn) > tmp_size) {
-			tmp_size = min_t(size_t, nr, rn);
-			tmp = xrealloc(tmp, tmp_size * sizeof(*tmp));
+		if (limit > size) {
+			size = limit;
+			P = xrealloc(P, size * sizeof(*P));
+			used = xrealloc(used, DIV_ROUND_UP(size, 64) * sizeof(*used));
 		}
-
-		struct keyvec out = { .k = k, .size = limit };
-
-		if (nr <= rn) {
-			/* the keys so far aside, the run read where it lies */
-			struct keyvec old = { .k = tmp, .nr = nr, .size = nr };
-			struct key_run kr = { run, rn };
-
-			memcpy(tmp, k, nr * sizeof(*tmp));
-			overlay_keys(&old, &kr, &out);
-		} else {
-			struct key_run kr = { tmp, rn };
-			struct keyvec old = { .k = k + (limit - nr), .nr = nr, .size = nr };
-
-			memcpy(tmp, run, rn * sizeof(*tmp));
-			memmove(old.k, k, nr * sizeof(*k));
-			overlay_keys(&old, &kr, &out);
-		}
-		nr = out.nr;
+		nr = overlay_keys_by_index(k, nr, runs[r].start, rn, P, used);
 	}
-	free(tmp);
+	free(P);
+	free(used);
 	return nr;
 }
 

@@ -456,6 +456,43 @@ static int bset_read(struct node_parse *s, size_t off, unsigned *sectors)
 			      BSET_SEPARATE_WHITEOUTS(&b), bi->used);
 }
 
+/*
+ * Room for the keys of every bset of the node, counted before any is
+ * parsed (a key's first byte is its size), so that the list is allocated
+ * once: grown bset by bset it was moved (a copy, and a hole the next
+ * node's list did not fit: fresh pages). A later bset of an extents leaf
+ * also takes the room its laying over the first needs (a key may split
+ * one in two: node_combine_in_place()). An estimate only: what it misses
+ * (an encrypted node, damage) each bset reserves as it is read.
+ */
+static size_t node_keys_estimate(const struct node_parse *s)
+{
+	size_t block_bytes = (size_t)s->ctx->block_sectors * 512, off = 0, total = 0;
+	bool extents = s->n->btree_id == BTREE_ID_EXTENTS && !s->n->level;
+
+	while (off < s->node_bytes) {
+		size_t hdr = off ? sizeof(struct btree_node_entry) : sizeof(struct btree_node);
+		size_t bset_off = off ? off + 16 : offsetof(struct btree_node, keys);
+		size_t end, k, nr = 0;
+		struct bset b;
+
+		if (off + hdr > s->node_bytes)
+			break;
+		memcpy(&b, s->d + bset_off, sizeof(b));
+		if ((off && le64_to_cpu(b.seq) != s->n->seq) ||
+		    bch_csum_type_is_encryption(BSET_CSUM_TYPE(&b)))
+			break;
+		end = off + hdr + (size_t)le16_to_cpu(b.u64s) * 8;
+		if (end > s->node_bytes)
+			break;
+		for (k = off + hdr; k < end && s->d[k]; k += (size_t)s->d[k] * 8)
+			nr++;
+		total += off && extents ? 2 * nr + 1 : nr + 1;
+		off += round_up(end - off, block_bytes);
+	}
+	return total;
+}
+
 /* Stray bset signatures after the last bset: a lost intermediate write. */
 static void node_check_tail(struct node_parse *s)
 {
@@ -546,11 +583,12 @@ static void node_combine_in_place(struct node_parse *s, size_t first_nr, bool ex
 		runs[r - 1].nr = s->runs[r].nr;
 		p += s->runs[r].nr;
 	}
+	/* (the room was reserved with the list: node_keys_estimate()) */
 	cap = bch_keys_overlay_room(extents, first_nr, runs, s->nr_runs - 1);
-	if (cap > s->keys.nr)
+	if (cap > s->keys.size)
 		s->keys.k = xrealloc(s->keys.k, cap * sizeof(*s->keys.k));
 	else
-		cap = s->keys.nr;
+		cap = s->keys.size;
 	nr = bch_keys_overlay_in_place(extents, s->keys.k, first_nr, cap, runs, s->nr_runs - 1,
 				       n->arena);
 	free(rest);
@@ -625,13 +663,19 @@ void btree_node_free(struct btree_node_h *n)
  * the same (already mapped) memory and the nodes kept in the cache take
  * what they use instead of the node size each.
  */
-static void node_shrink(struct btree_node_h *n)
+static void node_shrink(struct btree_node_h *n, bool read_once)
 {
 	size_t used = (size_t)n->written * 512, i;
 	const uint8_t *old = n->data;
 	uint8_t *p;
 
-	if (!used || used + used / 8 >= n->bytes)
+	/*
+	 * A node read once and dropped soon after is copied only when less
+	 * than half full: the copy of a fuller one cost more (fresh pages
+	 * next to its key list: d1's alloc leaf, 106 KiB) than its read
+	 * buffer held meanwhile.
+	 */
+	if (!used || (read_once ? 2 * used >= n->bytes : used + used / 8 >= n->bytes))
 		return;
 	p = xmalloc(used);
 	memcpy(p, old, used);
@@ -688,6 +732,7 @@ int btree_node_parse(const struct btree_node_ctx *ctx,
 		goto err;
 	}
 
+	keyvec_reserve(&s.keys, node_keys_estimate(&s));
 	while (n->written < ctx->node_sectors) {
 		unsigned sectors;
 
@@ -703,7 +748,7 @@ int btree_node_parse(const struct btree_node_ctx *ctx,
 	node_check_tail(&s);
 	r = node_combine(&s);
 	if (!r)
-		node_shrink(n);
+		node_shrink(n, ctx->read_once);
 err:
 	free(s.keys.k);
 	free(s.runs);
@@ -725,6 +770,7 @@ void btree_node_ctx_init(struct btree_node_ctx *ctx, struct bch_fs *c)
 	ctx->node_sectors = c->btree_node_size;
 	ctx->key = c->have_key ? &c->key : NULL;
 	ctx->journal = &c->journal;
+	ctx->read_once = c->nodes_read_once;
 	for (i = 0; i < BTREE_NODE_MAX_DEVS && i < BCH_FS_MAX_DEVS; i++)
 		if (c->devs[i])
 			ctx->bucket_size[i] = c->devs[i]->bucket_size;

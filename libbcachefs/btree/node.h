@@ -32,6 +32,7 @@ struct btree_node_ctx {
 	const struct bch_key	*key;		/* NULL: no key (encrypted bsets fail) */
 	const struct journal_state *journal;	/* NULL: no blacklist filtering */
 	uint16_t		bucket_size[BTREE_NODE_MAX_DEVS]; /* for extent merging; 0 = unknown */
+	bool			read_once;	/* bch_fs.nodes_read_once */
 };
 
 /* What the parent (or the journal's root entry) says the node is. */

@@ -58,9 +58,25 @@ static bool have_clmul;		/* PCLMULQDQ + SSSE3 */
 static bool have_vclmul;	/* VPCLMULQDQ + AVX-512F (and SSE4.2) */
 static bool force_sw;
 static uint64_t crc64_fold_k[8];	/* x^(64 * (i + 2)) mod P, i = 0..7 */
-/* CRC-32C folding constants (see crc32c_fold_bulk()), for distances of
- * 256, 192, 128, 64, 48, 32 and 16 bytes */
-static uint64_t crc32c_fold_k[7][2];
+/*
+ * CRC-32C folding constants (see crc32c_fold_bulk()), for distances D of
+ * 256, 192, 128, 64, 48, 32 and 16 bytes: x^(8D+63) and x^(8D-1) mod P,
+ * reflected (crc32c_pow(1U << 30, n)), shifted up by 32: for the 8 bytes
+ * that come first in a 16-byte lane (the high powers) and for the 8 after
+ * them, one power less as the carry-less product of two reflected
+ * operands is one bit short. Computed at every start-up, they and the
+ * tables were half a percent of fsck of a small filesystem.
+ * unit/test_checksum checks the folding against the portable CRC.
+ */
+static const uint64_t crc32c_fold_k[7][2] = {
+	{ 0xe9a5d8be00000000ULL, 0x1426a81500000000ULL },
+	{ 0x7ccbbbf200000000ULL, 0x31c9460800000000ULL },
+	{ 0x6577b24500000000ULL, 0x7417153f00000000ULL },
+	{ 0x1c19243b00000000ULL, 0x75bba45b00000000ULL },
+	{ 0xa46ef4aa00000000ULL, 0x6051243f00000000ULL },
+	{ 0x33ccbbbc00000000ULL, 0xa2158b3400000000ULL },
+	{ 0x3743f7bd00000000ULL, 0x3171d43000000000ULL },
+};
 
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 bool bch_fuzz_csum_any;
@@ -131,12 +147,7 @@ static uint32_t crc32c_pow(uint32_t base, uint64_t n)
 	return r;
 }
 
-/* x^n and x^(8n) mod P, reflected. */
-static uint32_t crc32c_xn(uint64_t n)
-{
-	return crc32c_pow(1U << 30, n);
-}
-
+/* x^(8n) mod P, reflected. */
 static uint32_t crc32c_x8n(uint64_t n)
 {
 	return crc32c_pow(1U << (31 - 8), n);
@@ -197,7 +208,15 @@ static void crc64_shift_table_init(uint64_t t[8][256], uint64_t bytes)
 	}
 }
 
-static void tables_init(void)
+/*
+ * The slicing-by-8 tables of the portable paths (24 KiB): built when one
+ * of them first runs, not at the first checksum of every command (where
+ * the crc32 instruction does the work, they were six fresh pages and
+ * their computing for nothing).
+ */
+static pthread_once_t slicing_once = PTHREAD_ONCE_INIT;
+
+static void slicing_tables_init(void)
 {
 	for (unsigned i = 0; i < 256; i++) {
 		uint32_t c = i;
@@ -220,9 +239,26 @@ static void tables_init(void)
 			crc32c_table[k][i] = (c >> 8) ^ crc32c_table[0][c & 0xff];
 			crc64_table[k][i] = (d << 8) ^ crc64_table[0][d >> 56];
 		}
+	for (unsigned i = 0; i < 8; i++)
+		crc64_fold_k[i] = crc64_x8n(8 * (i + 2));
+}
 
+static inline void slicing_get(void)
+{
+	pthread_once(&slicing_once, slicing_tables_init);
+}
+
+/* The 3-way operators of crc32c_hw_impl(): when a run long enough for them first comes. */
+static pthread_once_t crc32c_shift_once = PTHREAD_ONCE_INIT;
+
+static void crc32c_shift_tables_init(void)
+{
 	shift_table_init(crc32c_long_shift, CRC32C_LONG);
 	shift_table_init(crc32c_short_shift, CRC32C_SHORT);
+}
+
+static void tables_init(void)
+{
 
 #if CRC_HAVE_X86 && CRC_GLIBC_CPU
 	/*
@@ -242,17 +278,6 @@ static void tables_init(void)
 	have_vclmul = have_hw && __builtin_cpu_supports("avx512f") &&
 		__builtin_cpu_supports("vpclmulqdq");
 #endif
-	static const unsigned fold_bytes[7] = { 256, 192, 128, 64, 48, 32, 16 };
-
-	for (unsigned i = 0; i < 7; i++) {
-		/* for the 8 bytes that come first in a 16 byte lane (the high
-		 * powers), and for the 8 after them; one power less, as the
-		 * carry-less product of two reflected operands is one bit short */
-		crc32c_fold_k[i][0] = (uint64_t) crc32c_xn(8 * fold_bytes[i] + 63) << 32;
-		crc32c_fold_k[i][1] = (uint64_t) crc32c_xn(8 * fold_bytes[i] - 1) << 32;
-	}
-	for (unsigned i = 0; i < 8; i++)
-		crc64_fold_k[i] = crc64_x8n(8 * (i + 2));
 }
 
 static inline void tables_get(void)
@@ -264,6 +289,7 @@ static inline void tables_get(void)
 
 static uint32_t crc32c_sw_impl(uint32_t crc, const unsigned char *p, size_t len)
 {
+	slicing_get();
 	while (len && ((uintptr_t) p & 7)) {
 		crc = crc32c_table[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
 		len--;
@@ -319,6 +345,8 @@ static uint32_t crc32c_hw_impl(uint32_t crc32, const unsigned char *p, size_t le
 		crc = _mm_crc32_u8(crc, *p++);
 		len--;
 	}
+	if (len >= 3 * CRC32C_SHORT)
+		pthread_once(&crc32c_shift_once, crc32c_shift_tables_init);
 
 	while (len >= 3 * CRC32C_LONG) {
 		uint64_t c1 = 0, c2 = 0;
@@ -510,6 +538,7 @@ uint64_t crc64_bytewise(uint64_t crc, const void *data, size_t len)
 	const unsigned char *p = data;
 
 	tables_get();
+	slicing_get();
 	while (len--)
 		crc = crc64_table[0][((crc >> 56) ^ *p++) & 0xff] ^ (crc << 8);
 	return crc;
@@ -664,12 +693,14 @@ static uint64_t crc64_clmul(uint64_t crc, const unsigned char *p, size_t len)
 uint64_t crc64_sw(uint64_t crc, const void *p, size_t len)
 {
 	tables_get();
+	slicing_get();
 	return crc64_sw_impl(crc, p, len);
 }
 
 uint64_t crc64_hw(uint64_t crc, const void *p, size_t len)
 {
 	tables_get();
+	slicing_get();
 #if CRC_HAVE_X86
 	if (have_clmul && len >= 64)
 		return crc64_clmul(crc, p, len);
@@ -680,6 +711,7 @@ uint64_t crc64_hw(uint64_t crc, const void *p, size_t len)
 uint64_t crc64(uint64_t crc, const void *p, size_t len)
 {
 	tables_get();
+	slicing_get();
 #if CRC_HAVE_X86
 	if (have_clmul && len >= 64 &&
 	    !__atomic_load_n(&force_sw, __ATOMIC_RELAXED))

@@ -207,6 +207,12 @@ struct bch_fs {
 	struct bch_overlay	overlay;
 	struct btree_root_h	roots[BCH_NR_BTREES];
 	struct btree_cache	*btree_cache;	/* btree.c */
+	/*
+	 * Each node is read once and dropped soon after (fsck's quick
+	 * check): a node at least half full keeps its read buffer, not a
+	 * copy of its bsets (btree/node.c, node_shrink()).
+	 */
+	bool			nodes_read_once;
 	struct bch_fs_rw	*rw;		/* btree_update.c: NULL = read-only */
 	bool			rw_on_demand;	/* the engine starts at the first write */
 	struct printbuf		rw_start_err;	/* why a start on demand failed */

@@ -6,6 +6,7 @@
  */
 #include "dev/devstack.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -222,21 +223,57 @@ bool dev_stacks_overlap(const struct dev_stack *a, const struct dev_stack *b)
 	return false;
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char * const *)a, *(char * const *)b);
+}
+
 int dev_for_each_loop_over(const struct dev_ident *id,
 			   int (*fn)(void *, const char *), void *arg)
 {
-	glob_t g;
+	DIR *d = opendir("/sys/block");
+	char **names = NULL;
+	size_t nr = 0, size = 0;
+	struct dirent *e;
 	int ret = 0;
 
-	/* only loop devices bound to a file have loop/ */
-	if (glob("/sys/block/loop*/loop", 0, NULL, &g))
+	if (!d)
 		return 0;
-	for (size_t n = 0; n < g.gl_pathc && !ret; n++) {
+	/*
+	 * Only loop devices bound to a file have loop/: one lookup per loop
+	 * device, relative to the directory (glob() looked up each name and
+	 * then its loop/ from /, for every loop device of the machine).
+	 */
+	while ((e = readdir(d))) {
+		char p[sizeof(e->d_name) + 8];
+		struct stat st;
+
+		if (strncmp(e->d_name, "loop", 4))
+			continue;
+		snprintf(p, sizeof(p), "%s/loop", e->d_name);
+		if (fstatat(dirfd(d), p, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (nr == size) {
+			char **n = realloc(names, (size = size ? size * 2 : 16) * sizeof(*names));
+
+			if (!n)
+				break;
+			names = n;
+		}
+		if (!(names[nr] = strdup(e->d_name)))
+			break;
+		nr++;
+	}
+	closedir(d);
+	/* (in name order, as glob() gave them) */
+	if (nr)
+		qsort(names, nr, sizeof(*names), name_cmp);
+	for (size_t n = 0; n < nr && !ret; n++) {
 		char p[PATH_MAX];
 		struct dev_stack s = { 0 };
 		dev_t dev;
 
-		snprintf(p, sizeof(p), "%s/../dev", g.gl_pathv[n]);
+		snprintf(p, sizeof(p), "/sys/block/%s/dev", names[n]);
 		if (!read_devnum(p, &dev))
 			continue;
 		add_blk(&s, dev, false, NULL, -1, 0);
@@ -245,6 +282,8 @@ int dev_for_each_loop_over(const struct dev_ident *id,
 				ret = fn(arg, s.v[0].path);
 		dev_stack_exit(&s);
 	}
-	globfree(&g);
+	for (size_t n = 0; n < nr; n++)
+		free(names[n]);
+	free(names);
 	return ret;
 }

@@ -51,11 +51,14 @@ static bool source_overlaps(const char *src, const struct dev_stack *s)
 static bool in_mount_table(const char *table, const struct dev_stack *s)
 {
 	FILE *f = setmntent(table, "r");
+	char buf[16384];
 	struct mntent *m;
 	bool ret = false;
 
 	if (!f)
 		return false;
+	/* the table in one read (stdio reads /proc files 1 KiB at a time) */
+	setvbuf(f, buf, _IOFBF, sizeof(buf));
 	while (!ret && (m = getmntent(f)))
 		ret = source_overlaps(m->mnt_fsname, s);
 	endmntent(f);

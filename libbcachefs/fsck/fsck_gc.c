@@ -661,17 +661,25 @@ static void gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const 
 {
 	struct gc_ptr ptrs[GC_KEY_MAX_PTRS];
 	unsigned i, nr = gc_key_ptrs(gc, level, k, ptrs);
-	struct gc_key_ctx x = {
-		.gc		= gc,
-		.btree_id	= btree_id,
-		.level		= level,
-		.k		= k,
-		.act		= level ? "\n(rewriting the node to new buckets)"
-				: nr > 1 ? "\n(dropping the pointer)"
-				: "\n(deleting the extent: it has no other pointer)",
-		.drop_prob	= PROB_NR,
-	};
+	struct gc_key_ctx x;
 
+	/*
+	 * Each field set here, not by an initializer: that cleared the
+	 * whole of fix[] (512 bytes) for every key, a third of the time of
+	 * this function on a clean filesystem. The entries past the
+	 * pointers are cleared only for a repair (below).
+	 */
+	x.gc		= gc;
+	x.btree_id	= btree_id;
+	x.level		= level;
+	x.k		= k;
+	x.what		= NULL;
+	x.act		= level ? "\n(rewriting the node to new buckets)"
+			: nr > 1 ? "\n(dropping the pointer)"
+			: "\n(deleting the extent: it has no other pointer)";
+	x.drop_prob	= PROB_NR;
+	x.rewrite	= false;
+	x.devs		= 0;
 	for (i = 0; i < nr; i++)
 		x.fix[i] = PTR_KEEP;
 	for (i = 0; i < nr; i++)
@@ -679,10 +687,13 @@ static void gc_key(struct fsck_gc *gc, unsigned btree_id, unsigned level, const 
 	/* an invalid entry ended the pointers: reported by the key pass; those before it were checked */
 	check_replicas(gc, level ? BCH_DATA_BTREE : BCH_DATA_USER, x.devs, btree_id, level, k, x.what);
 	if (x.drop_prob != PROB_NR) {
-		if (x.rewrite)
+		if (x.rewrite) {
 			gc_rewrite_node(gc, btree_id, level, k);
-		else
+		} else {
+			/* (gc_fix_ptrs() reads an entry for every pointer of the value) */
+			memset(x.fix + nr, 0, (GC_KEY_MAX_PTRS - nr) * sizeof(x.fix[0]));
 			gc_fix_ptrs(gc, k, x.fix, x.drop_prob);
+		}
 	}
 }
 

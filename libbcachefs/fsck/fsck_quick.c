@@ -134,6 +134,7 @@ struct quick {
 	size_t			nr_ranges, size_ranges;
 	uint8_t			**cells;	/* chunks of CELL_CHUNK nibbles: kind << 2 | dirents left */
 	size_t			nr_chunks;
+	size_t			last_chunk_bytes;	/* allocated of the last chunk */
 	uint64_t		nr_inodes;
 	struct qbig		*big;
 	size_t			nr_big, size_big;
@@ -723,7 +724,20 @@ static void inode_add(struct quick *q, uint64_t inum, unsigned dt, uint64_t left
 	}
 	if ((rank >> CELL_CHUNK_BITS) == q->nr_chunks) {
 		q->cells = xrealloc(q->cells, (q->nr_chunks + 1) * sizeof(*q->cells));
-		q->cells[q->nr_chunks++] = xcalloc(CELL_CHUNK / 2, 1);
+		q->cells[q->nr_chunks++] = NULL;
+		q->last_chunk_bytes = 0;
+	}
+	/*
+	 * The last chunk grows with the inodes (a filesystem of a few hundred
+	 * inodes takes a few hundred bytes, not a chunk's 64 KiB to clear).
+	 */
+	if ((rank & (CELL_CHUNK - 1)) / 2 >= q->last_chunk_bytes) {
+		size_t n = min_t(size_t, max_t(size_t, q->last_chunk_bytes * 2, 256), CELL_CHUNK / 2);
+		uint8_t **c = &q->cells[q->nr_chunks - 1];
+
+		*c = xrealloc(*c, n);
+		memset(*c + q->last_chunk_bytes, 0, n - q->last_chunk_bytes);
+		q->last_chunk_bytes = n;
 	}
 	if (kind == CELL_KIND_OTHER || left > CELL_LEFT_MAX) {
 		big_set(q, inum, left, dt);
@@ -1172,6 +1186,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 	/* nodes read before (their messages went elsewhere) are read again */
 	bch_btree_cache_exit(c);
 	bch_btree_cache_set_max(c, QUICK_CACHE_NODES);
+	c->nodes_read_once = true;
 	q->ahead_later = true;
 	q->gc = bch_fsck_gc_start(c, &q->silent, false);
 	if (q->silent.nr_seen)
@@ -1198,6 +1213,7 @@ bool bch_fsck_quick(struct bch_fs *c, struct printbuf *why)
 
 	qahead_stop(q->ahead);
 	bch_btree_cache_exit(c);
+	c->nodes_read_once = false;
 	printbuf_exit(&q->err);
 	free(q->ranges);
 	for (size_t i = 0; i < q->nr_chunks; i++)

@@ -31,7 +31,7 @@ _Static_assert(JOURNAL_MAX_DEVS == BCH_FS_MAX_DEVS, "journal devs");
 _Static_assert(JOURNAL_MAX_DEVS <= 64, "dev_mask is 64 bits");
 
 #define JSET_HDR_BYTES		sizeof(struct jset)
-#define JOURNAL_READ_CHUNK	(256U << 10)
+#define JOURNAL_READ_AHEAD	(4U << 10)	/* the first read-ahead in a bucket (doubles) */
 
 static const char * const btree_names[] = {
 	"extents", "inodes", "dirents", "xattrs", "alloc", "quotas",
@@ -64,6 +64,7 @@ struct jscan {
 	uint8_t			*buf;		/* one bucket */
 	size_t			bucket_bytes;
 	size_t			have;		/* bytes of the bucket read so far */
+	size_t			ahead;		/* read past what is asked, doubled at each read */
 	uint64_t		bucket_sector;
 	uint64_t		bucket;
 };
@@ -79,9 +80,19 @@ static int bucket_ensure(struct jscan *s, size_t end)
 	/*
 	 * The first read of a bucket is one block: most journal buckets of a
 	 * big filesystem are empty, and reading them whole made fsck's cost
-	 * follow the device size. Later reads go in large chunks.
+	 * follow the device size. A later read takes what is asked and the
+	 * block after it (the next entry's header), and reads ahead a
+	 * window that doubles at each read: a bucket of one large entry is
+	 * read in two reads, not whole (d1: a fifth of its journal was the
+	 * unused ends of buckets), one of many small entries in a few.
 	 */
-	want = s->have ? max_t(size_t, end, s->have + JOURNAL_READ_CHUNK) : end;
+	if (!s->have) {
+		want = end;
+		s->ahead = JOURNAL_READ_AHEAD;
+	} else {
+		want = max_t(size_t, end + s->block_bytes, s->have + s->ahead);
+		s->ahead = min_t(size_t, s->ahead * 2, s->bucket_bytes);
+	}
 	want = min_t(size_t, round_up(want, 512), s->bucket_bytes);
 	ret = dev_pread(s->io, s->buf + s->have, want - s->have,
 			s->bucket_sector * 512 + s->have);

@@ -384,21 +384,37 @@ void bch_heap_tune(void)
 		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
 }
 
-/* the mapping's length is kept in its first page, before the array */
-#define BIG_HDR	4096U
+/*
+ * The mapping's length is kept in its first page, before the array (in
+ * the last 8 bytes before it; 0 there: an array on the heap).
+ */
+#define BIG_HDR		4096U
+/*
+ * Up to this size on the heap: a mapping and its unmapping cost more
+ * than the few pages they would save (fsck of a 1 GiB filesystem: two
+ * 8 KiB bucket arrays, a page of header each).
+ */
+#define BIG_HEAP_MAX	(256U << 10)
+#define BIG_HEAP_HDR	16U
 
 void *bch_big_zalloc(size_t bytes)
 {
+	static const size_t heap = 0;
 	size_t len;
 	uint8_t *p;
 
+	if (bytes <= BIG_HEAP_MAX) {
+		p = xcalloc(1, bytes + BIG_HEAP_HDR);
+		memcpy(p + BIG_HEAP_HDR - sizeof(heap), &heap, sizeof(heap));
+		return p + BIG_HEAP_HDR;
+	}
 	if (bytes > SIZE_MAX - 2 * BIG_HDR)
 		oom();
 	len = (bytes + 2 * BIG_HDR - 1) & ~(size_t)(BIG_HDR - 1);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		oom();
-	memcpy(p, &len, sizeof(len));
+	memcpy(p + BIG_HDR - sizeof(len), &len, sizeof(len));
 	return p + BIG_HDR;
 }
 
@@ -408,8 +424,11 @@ void bch_big_free(void *p)
 
 	if (!p)
 		return;
-	memcpy(&len, (uint8_t *)p - BIG_HDR, sizeof(len));
-	munmap((uint8_t *)p - BIG_HDR, len);
+	memcpy(&len, (uint8_t *)p - sizeof(len), sizeof(len));
+	if (!len)
+		free((uint8_t *)p - BIG_HEAP_HDR);
+	else
+		munmap((uint8_t *)p - BIG_HDR, len);
 }
 
 uint64_t bch_now_ns(void)

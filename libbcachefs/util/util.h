@@ -35,7 +35,8 @@ void bch_heap_tune(void);
 /*
  * Zeroed arrays of one entry per bucket (tens of MiB on a large device,
  * mostly never written): a mapping of their own, zero pages until written.
- * On the heap, calloc would write every byte. bch_big_free(NULL) is a no-op.
+ * On the heap, calloc would write every byte (small ones are on the heap:
+ * up to 256 KiB). bch_big_free(NULL) is a no-op.
  */
 void *bch_big_zalloc(size_t bytes);
 void bch_big_free(void *p);
