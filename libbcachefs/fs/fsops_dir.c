@@ -357,7 +357,7 @@ static int fs_create(struct bch_fs *c, uint64_t dir, const char *name, size_t le
 	struct bch_inode_unpacked d, u;
 	struct btree_trans t;
 	struct hash_desc h;
-	uint64_t inum, off, old;
+	uint64_t inum = 0, off, old;
 	uint32_t gen;
 	int ret;
 
