@@ -872,8 +872,14 @@ int bch_btree_read_bucket_gens(struct bch_fs *c, struct printbuf *err)
 	for (i = 0; i < BCH_FS_MAX_DEVS; i++) {
 		struct bch_member_dev *d = c->devs[i];
 
+		/*
+		 * a missing member's bucket count is the superblock's word
+		 * alone (a present one's is checked against the device's
+		 * size): too many to hold leaves its gens unknown, as no
+		 * array at all does, instead of ending the program
+		 */
 		if (d && !d->bucket_gens && d->nbuckets && d->nbuckets <= SIZE_MAX)
-			d->bucket_gens = bch_big_zalloc(d->nbuckets);
+			d->bucket_gens = bch_big_zalloc_try(d->nbuckets);
 	}
 
 	bch_btree_iter_init(&iter, c, BTREE_ID_ALLOC, POS_H_MIN, err);

@@ -397,25 +397,36 @@ void bch_heap_tune(void)
 #define BIG_HEAP_MAX	(256U << 10)
 #define BIG_HEAP_HDR	16U
 
-void *bch_big_zalloc(size_t bytes)
+void *bch_big_zalloc_try(size_t bytes)
 {
 	static const size_t heap = 0;
 	size_t len;
 	uint8_t *p;
 
 	if (bytes <= BIG_HEAP_MAX) {
-		p = xcalloc(1, bytes + BIG_HEAP_HDR);
+		p = calloc(1, bytes + BIG_HEAP_HDR);
+		if (!p)
+			return NULL;
 		memcpy(p + BIG_HEAP_HDR - sizeof(heap), &heap, sizeof(heap));
 		return p + BIG_HEAP_HDR;
 	}
 	if (bytes > SIZE_MAX - 2 * BIG_HDR)
-		oom();
+		return NULL;
 	len = (bytes + 2 * BIG_HDR - 1) & ~(size_t)(BIG_HDR - 1);
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
-		oom();
+		return NULL;
 	memcpy(p + BIG_HDR - sizeof(len), &len, sizeof(len));
 	return p + BIG_HDR;
+}
+
+void *bch_big_zalloc(size_t bytes)
+{
+	void *p = bch_big_zalloc_try(bytes);
+
+	if (!p)
+		oom();
+	return p;
 }
 
 void bch_big_free(void *p)

@@ -39,6 +39,8 @@ void bch_heap_tune(void);
  * up to 256 KiB). bch_big_free(NULL) is a no-op.
  */
 void *bch_big_zalloc(size_t bytes);
+/* The same, NULL when it cannot be had (a size from disk: a claim, not a need). */
+void *bch_big_zalloc_try(size_t bytes);
 void bch_big_free(void *p);
 char *xstrdup(const char *s);
 
