@@ -413,7 +413,13 @@ void *bch_big_zalloc_try(size_t bytes)
 	if (bytes > SIZE_MAX - 2 * BIG_HDR)
 		return NULL;
 	len = (bytes + 2 * BIG_HDR - 1) & ~(size_t)(BIG_HDR - 1);
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/*
+	 * MAP_NORESERVE: only what is written takes memory, so a machine
+	 * with little of it (an initramfs) is not refused an array that is
+	 * mostly never touched
+	 */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
 	memcpy(p + BIG_HDR - sizeof(len), &len, sizeof(len));
