@@ -98,6 +98,12 @@ unmount_fg ro
 
 # a mount killed leaves its socket behind: the next mount replaces it
 mount_fg k "$a:$b"
+# (the socket may come a moment after the mount point: wait for it)
+i=0
+while [ ! -S "$BCACHEFS_RUN_DIR/$uuid/ctl" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 kill -9 $pid
 wait $pid 2>/dev/null
 fusermount3 -u -z "$mnt" 2>/dev/null
